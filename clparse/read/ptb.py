@@ -1,0 +1,242 @@
+"""Penn Treebank bracketing: streaming reader and writer.
+
+Accepts any file name, many trees per file (blank lines or none between them),
+the bare ``( (S ...) )`` wrapper (read as a phrase labeled ``""``) and
+``(ROOT ...)`` / ``(TOP ...)`` wrappers (kept as they are; see
+:func:`unwrap`). Reading streams line by line: only the tree being read is
+held in memory.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from clparse.errors import TreebankError
+from clparse.read.tree import Tree
+
+_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+WRAPPER_LABELS = frozenset({"", "ROOT", "TOP"})
+
+
+@dataclass
+class ReadReport:
+    """What a lenient read skipped, for the caller to report."""
+
+    trees: int = 0
+    skipped: int = 0
+    first_errors: list[str] | None = None
+
+    def note(self, error: TreebankError) -> None:
+        self.skipped += 1
+        if self.first_errors is None:
+            self.first_errors = []
+        if len(self.first_errors) < 10:
+            self.first_errors.append(str(error))
+
+
+class _Builder:
+    """Turns a token stream into trees, remembering where each node opened."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        # Each open node: [label or None, children, word, line, column, (line, column) of word]
+        self.stack: list[list] = []
+        self.tree_line = 0
+
+    def fail(self, line: int, col: int, problem: str) -> TreebankError:
+        self.stack.clear()
+        return TreebankError(self.path, line, col, problem)
+
+    def feed(self, token: str, line: int, col: int) -> Tree | None:
+        stack = self.stack
+        if token == "(":
+            if not stack:
+                self.tree_line = line
+            elif stack[-1][0] is None:
+                # "((" : the outer node has no label; only legal for the top wrapper.
+                if len(stack) > 1:
+                    raise self.fail(line, col, "phrase without a label")
+                stack[-1][0] = ""
+            if stack and stack[-1][2] is not None:
+                # "(NP a (NN b))": the word before this bracket has no tag of its own
+                wline, wcol = stack[-1][5]
+                raise self.fail(wline, wcol, f"leaf {stack[-1][2]!r} without a tag")
+            stack.append([None, [], None, line, col, None])
+            return None
+        if token == ")":
+            if not stack:
+                raise self.fail(line, col, "unbalanced ')': no open bracket")
+            label, children, word, oline, ocol, _ = stack.pop()
+            if label is None:
+                raise self.fail(oline, ocol, "empty tree '()'")
+            if word is not None:
+                node = Tree.preterminal(label, word)
+            elif not children:
+                raise self.fail(oline, ocol, f"constituent {label!r} has no children")
+            else:
+                node = Tree(label, children)
+            if stack:
+                stack[-1][1].append(node)
+                return None
+            return node
+        # an atom: a label, or a word
+        if not stack:
+            raise self.fail(line, col, f"text {token!r} outside any bracket")
+        top = stack[-1]
+        if top[0] is None:
+            top[0] = token
+        elif top[2] is None and not top[1]:
+            top[2] = token
+            top[5] = (line, col)
+        elif top[2] is not None:
+            raise self.fail(line, col, f"preterminal {top[0]!r} has more than one word ({token!r})")
+        else:
+            raise self.fail(line, col, f"leaf {token!r} without a tag")
+        return None
+
+
+def iter_trees_from_lines(lines: Iterable[str], path: str = "<string>") -> Iterator[Tree]:
+    """Yield trees from lines of text; raise :class:`TreebankError` on the first bad tree."""
+    builder = _Builder(path)
+    lineno = 0
+    for lineno, text in enumerate(lines, 1):
+        if "\x00" in text:
+            raise TreebankError(path, lineno, text.index("\x00") + 1, "binary data (NUL byte): not a treebank file")
+        for match in _TOKEN.finditer(text):
+            tree = builder.feed(match.group(), lineno, match.start() + 1)
+            if tree is not None:
+                yield tree
+    if builder.stack:
+        oline, ocol = builder.stack[0][3], builder.stack[0][4]
+        raise TreebankError(path, oline, ocol, f"unbalanced '(': tree is not closed at end of file (line {lineno})")
+
+
+def _decoded_lines(handle: IO[bytes], path: str) -> Iterator[str]:
+    for lineno, raw in enumerate(handle, 1):
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise TreebankError(path, lineno, exc.start + 1, "not UTF-8 text (binary file?)") from None
+
+
+def read_trees(path: str | Path, *, skip_bad: bool = False, report: ReadReport | None = None) -> Iterator[Tree]:
+    """Stream the trees of one file.
+
+    With ``skip_bad`` a malformed tree is skipped (counted in ``report``) and
+    reading resumes at the next line that starts a tree at column 1; without
+    it the first problem raises :class:`TreebankError`. An empty file is an
+    error either way: it is almost always a wrong path.
+    """
+    path_text = str(path)
+    report = report if report is not None else ReadReport()
+    with open(path, "rb") as handle:
+        lines = _decoded_lines(handle, path_text)
+        if not skip_bad:
+            for tree in iter_trees_from_lines(lines, path_text):
+                report.trees += 1
+                yield tree
+        else:
+            yield from _read_lenient(lines, path_text, report)
+    if report.trees == 0 and report.skipped == 0:
+        raise TreebankError(path_text, 1, 1, "file contains no trees")
+
+
+def _read_lenient(lines: Iterator[str], path: str, report: ReadReport) -> Iterator[Tree]:
+    """Read tree by tree; a tree's text is the lines from one column-1 '(' to the next."""
+    chunk: list[str] = []
+    start = 1
+
+    def flush() -> Iterator[Tree]:
+        if not any(s.strip() for s in chunk):
+            return
+        try:
+            trees = list(iter_trees_from_lines(chunk, path))
+        except TreebankError as exc:
+            report.note(TreebankError(path, exc.line + start - 1, exc.column, exc.problem))
+            return
+        report.trees += len(trees)
+        yield from trees
+
+    try:
+        for lineno, text in enumerate(lines, 1):
+            if text.startswith("(") and chunk:
+                yield from flush()
+                chunk, start = [], lineno
+            chunk.append(text)
+    except TreebankError as exc:  # undecodable bytes: the rest of the file is lost
+        report.note(exc)
+        return
+    yield from flush()
+
+
+def read_treebank(paths: Iterable[str | Path], *, skip_bad: bool = False, report: ReadReport | None = None) -> Iterator[Tree]:
+    """Stream the trees of several files in order."""
+    report = report if report is not None else ReadReport()
+    for path in paths:
+        yield from read_trees(path, skip_bad=skip_bad, report=report)
+
+
+def parse_tree(text: str) -> Tree:
+    """Parse exactly one tree from a string (handy in tests and the REPL)."""
+    trees = list(iter_trees_from_lines(text.splitlines()))
+    if len(trees) != 1:
+        raise ValueError(f"expected one tree, found {len(trees)}")
+    return trees[0]
+
+
+def unwrap(tree: Tree) -> Tree:
+    """Drop a ``ROOT``/``TOP``/empty wrapper with a single child; return other trees unchanged."""
+    while tree.label in WRAPPER_LABELS and not tree.is_preterminal and len(tree.children) == 1:
+        tree = tree.children[0]
+    return tree
+
+
+def format_tree(tree: Tree) -> str:
+    """One-line bracketing; reading it back gives an equal tree."""
+    parts: list[str] = []
+    _format(tree, parts)
+    return "".join(parts)
+
+
+def _format(node: Tree, out: list[str]) -> None:
+    if node.is_preterminal:
+        out.append(f"({node.label} {node.word})")
+        return
+    out.append(f"({node.label}" if node.label else "(")
+    for child in node.children:
+        out.append(" ")
+        _format(child, out)
+    out.append(")")
+
+
+def format_tree_indented(tree: Tree, indent: str = "  ") -> str:
+    """Indented bracketing, one phrase per line, preterminal runs kept on their parent's line."""
+    lines: list[str] = []
+    _format_indented(tree, 0, indent, lines)
+    return "\n".join(lines)
+
+
+def _format_indented(node: Tree, depth: int, indent: str, lines: list[str]) -> None:
+    if node.is_preterminal or all(c.is_preterminal for c in node.children):
+        lines.append(indent * depth + format_tree(node))
+        return
+    lines.append(indent * depth + (f"({node.label}" if node.label else "("))
+    for child in node.children:
+        _format_indented(child, depth + 1, indent, lines)
+    lines[-1] += ")"
+
+
+def write_trees(trees: Iterable[Tree], handle: IO[str], *, indented: bool = False) -> int:
+    """Write trees, one per line (or indented with a blank line between); return how many."""
+    count = 0
+    for tree in trees:
+        if indented:
+            handle.write(format_tree_indented(tree) + "\n\n")
+        else:
+            handle.write(format_tree(tree) + "\n")
+        count += 1
+    return count

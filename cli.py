@@ -1,12 +1,234 @@
-"""clparse command line (placeholder, filled in below)."""
+"""The ``clparse`` command line: a thin click layer over the :mod:`clparse` library.
+
+Every command parses its options, calls one library function and prints the
+result. Errors clparse raises on purpose (bad files, bad settings) become one
+``Error: ...`` line on stderr and exit status 1, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
 import click
 
+from clparse.errors import ClparseError
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class _Group(click.Group):
+    """A click group that turns clparse's own errors into clean one-line messages."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ClparseError as exc:
+            raise click.ClickException(str(exc)) from None
+        except OSError as exc:  # missing file, full disk, permission: name the file
+            where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+            raise click.ClickException(f"{where}{exc.strerror or exc}") from None
+
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+@click.group(cls=_Group, context_settings=CONTEXT)
 @click.version_option(package_name="clparse")
 def main() -> None:
-    """clparse: constituent parsing by classification."""
+    """clparse: constituent parsing by classification (Turian & Melamed 2005).
+
+    The training state lives in SQLite. Start with `clparse quickstart`, or
+    look at a treebank with `clparse treebank stats FILES`.
+    """
+
+
+# --------------------------------------------------------------------- treebank
+
+
+def _preprocess_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    from clparse.preprocess import STEP_NAMES
+
+    func = click.option("--skip-step", "skip_steps", multiple=True, type=click.Choice(STEP_NAMES),
+                        help="Switch off one preprocessing step (repeatable).")(func)
+    func = click.option("--max-words", type=click.IntRange(min=1), default=None,
+                        help="Keep sentences of at most N words, punctuation not counted.")(func)
+    return func
+
+
+def _read(files: Iterable[Path], skip_bad: bool) -> Iterator[Any]:
+    from clparse.read import ReadReport, read_treebank
+
+    report = ReadReport()
+    yield from read_treebank(files, skip_bad=skip_bad, report=report)
+    if report.skipped:
+        click.echo(f"warning: skipped {report.skipped} malformed tree(s); first: {report.first_errors[0]}",
+                   err=True)  # type: ignore[index]
+
+
+@main.group(cls=_Group)
+def treebank() -> None:
+    """Look at treebank files: statistics, preprocessing."""
+
+
+@treebank.command("stats")
+@click.argument("files", nargs=-1, required=True, type=EXISTING_FILE)
+@click.option("--preprocess/--raw", default=False, show_default=True,
+              help="Count after the Table 3 preprocessing steps (and the length filter).")
+@_preprocess_options
+@click.option("--skip-bad", is_flag=True, help="Skip malformed trees (and say how many) instead of stopping.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option("--bucket", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Width of the length-histogram buckets.")
+def treebank_stats_command(files: tuple[Path, ...], preprocess: bool, max_words: int | None,
+                           skip_steps: tuple[str, ...], skip_bad: bool, as_json: bool, bucket: int) -> None:
+    """Sentences, words, label counts and a length histogram of FILES."""
+    from clparse.preprocess import PreprocessConfig, PreprocessReport, preprocess_treebank
+    from clparse.read.stats import treebank_stats
+
+    trees: Iterable[Any] = _read(files, skip_bad)
+    report = None
+    if preprocess:
+        report = PreprocessReport()
+        config = PreprocessConfig.without(skip_steps, max_words=max_words)
+        trees = (p.tree for p in preprocess_treebank(trees, config, report))
+    stats = treebank_stats(trees)
+    if as_json:
+        payload = stats.to_dict()
+        if report is not None:
+            payload["preprocessing"] = report.to_dict()
+        click.echo(json.dumps(payload, indent=2))
+        return
+    if report is not None:
+        click.echo(report.format() + "\n")
+    click.echo(stats.format(bucket))
+
+
+@treebank.command("preprocess")
+@click.argument("files", nargs=-1, required=True, type=EXISTING_FILE)
+@_preprocess_options
+@click.option("-o", "--output", type=click.File("w", encoding="utf-8"), default="-",
+              help="Where to write the trees (default: stdout).")
+@click.option("--indented", is_flag=True, help="Indented trees instead of one per line.")
+@click.option("--skip-bad", is_flag=True, help="Skip malformed trees (and say how many) instead of stopping.")
+def treebank_preprocess_command(files: tuple[Path, ...], max_words: int | None, skip_steps: tuple[str, ...],
+                                output: Any, indented: bool, skip_bad: bool) -> None:
+    """Write FILES after preprocessing (Table 3), with a report of what changed on stderr."""
+    from clparse.preprocess import PreprocessConfig, PreprocessReport, preprocess_treebank
+    from clparse.read import write_trees
+
+    report = PreprocessReport()
+    config = PreprocessConfig.without(skip_steps, max_words=max_words)
+    write_trees((p.tree for p in preprocess_treebank(_read(files, skip_bad), config, report)), output,
+                indented=indented)
+    click.echo(report.format(), err=True)
+
+
+# --------------------------------------------------------------------- evaluation
+
+
+def _params(prm: Path | None, collins: bool) -> Any:
+    from clparse.evaluate import EvalbParams
+
+    if prm is not None:
+        return EvalbParams.from_prm_file(prm)
+    return EvalbParams.collins() if collins else EvalbParams()
+
+
+_eval_options = [
+    click.option("--prm", type=EXISTING_FILE, default=None,
+                 help="An EVALB parameter file to use instead of the built-in settings."),
+    click.option("--collins-prm", is_flag=True,
+                 help="Use COLLINS.prm exactly (a ROOT wrapper then counts as a bracket)."),
+    click.option("--one-per-line", is_flag=True,
+                 help="Read test files as EVALB does: one parse per line, a blank line is a failed parse."),
+]
+
+
+def _with_eval_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed(_eval_options):
+        func = option(func)
+    return func
+
+
+@main.command("eval")
+@click.argument("gold", type=EXISTING_FILE)
+@click.argument("test", type=EXISTING_FILE)
+@_with_eval_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (totals, cut-off totals, per-length table).")
+@click.option("--by-length", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Also print scores per sentence length, in buckets of N words.")
+@click.option("--sentences", is_flag=True, help="Also print EVALB's per-sentence table.")
+def eval_command(gold: Path, test: Path, prm: Path | None, collins_prm: bool, one_per_line: bool,
+                 as_json: bool, by_length: int | None, sentences: bool) -> None:
+    """PARSEVAL scores of TEST against GOLD, computed exactly as EVALB does.
+
+    Defaults are EVALB's COLLINS.prm plus `DELETE_LABEL ROOT` (so a ROOT
+    wrapper is not counted, like TOP). Sentences with mismatched words are
+    reported and left out, as EVALB does; more than MAX_ERROR of them stop
+    the evaluation with exit status 1.
+    """
+    from clparse.evaluate import evaluate_files
+    from clparse.evaluate.report import format_by_length, format_sentences, format_summary
+
+    result = evaluate_files(gold, test, _params(prm, collins_prm), one_per_line=one_per_line)
+    for s in result.sentences:
+        if s.status == "error":
+            click.echo(f"warning: sentence {s.index}: {s.message}", err=True)
+    if result.all.skipped:
+        click.echo(f"warning: {result.all.skipped} empty parse(s) skipped, as EVALB does", err=True)
+    if as_json:
+        payload: dict[str, Any] = {"all": result.all.to_dict(), "cutoff_length": result.params.cutoff_length,
+                                   "short": result.short.to_dict()}
+        if by_length:
+            payload["by_length"] = {name: t.to_dict() for name, t in result.by_length(by_length)}
+        if sentences:
+            payload["sentences"] = [vars(s) for s in result.sentences]
+        click.echo(json.dumps(payload, indent=2))
+        return
+    if sentences:
+        click.echo(format_sentences(result))
+    click.echo(format_summary(result))
+    if by_length:
+        click.echo("\n" + format_by_length(result, by_length))
+
+
+@main.command("compare")
+@click.argument("gold", type=EXISTING_FILE)
+@click.argument("a", type=EXISTING_FILE)
+@click.argument("b", type=EXISTING_FILE)
+@_with_eval_options
+@click.option("--trials", type=click.IntRange(min=1), default=10_000, show_default=True,
+              help="Shuffling trials (the paper used 1,000,000).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed of the shuffles.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def compare_command(gold: Path, a: Path, b: Path, prm: Path | None, collins_prm: bool, one_per_line: bool,
+                    trials: int, seed: int, as_json: bool) -> None:
+    """Is parser A better than parser B on GOLD? Paired stratified shuffling test (paper §3).
+
+    Prints recall, precision and F1 of both and a two-sided p-value for each difference.
+    """
+    from clparse.evaluate import compare, evaluate_files
+    from clparse.evaluate.report import format_comparison
+
+    params = _params(prm, collins_prm)
+    result = compare(evaluate_files(gold, a, params, one_per_line=one_per_line),
+                     evaluate_files(gold, b, params, one_per_line=one_per_line), trials=trials, seed=seed)
+    click.echo(json.dumps(result.to_dict(), indent=2) if as_json else format_comparison(result))
+
+
+# --------------------------------------------------------------------- quick start
+
+
+@main.command("quickstart")
+def quickstart_command() -> None:
+    """Run the pipeline on the bundled GUM sample and print what each step did."""
+    from clparse.quickstart import run_quickstart
+
+    run_quickstart(echo=click.echo)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -41,8 +41,9 @@ class ReadReport:
 class _Builder:
     """Turns a token stream into trees, remembering where each node opened."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, allow_empty: bool = False) -> None:
         self.path = path
+        self.allow_empty = allow_empty
         # Each open node: [label or None, children, word, line, column, (line, column) of word]
         self.stack: list[list] = []
         self.tree_line = 0
@@ -72,6 +73,8 @@ class _Builder:
                 raise self.fail(line, col, "unbalanced ')': no open bracket")
             label, children, word, oline, ocol, _ = stack.pop()
             if label is None:
+                if self.allow_empty and not stack:
+                    return Tree("", [])  # a failed parse, as parsers write it
                 raise self.fail(oline, ocol, "empty tree '()'")
             if word is not None:
                 node = Tree.preterminal(label, word)
@@ -99,9 +102,14 @@ class _Builder:
         return None
 
 
-def iter_trees_from_lines(lines: Iterable[str], path: str = "<string>") -> Iterator[Tree]:
-    """Yield trees from lines of text; raise :class:`TreebankError` on the first bad tree."""
-    builder = _Builder(path)
+def iter_trees_from_lines(lines: Iterable[str], path: str = "<string>", *,
+                          allow_empty: bool = False) -> Iterator[Tree]:
+    """Yield trees from lines of text; raise :class:`TreebankError` on the first bad tree.
+
+    With ``allow_empty`` a top-level ``()`` is read as an empty tree (no words):
+    that is how parser output marks a sentence it could not parse.
+    """
+    builder = _Builder(path, allow_empty)
     lineno = 0
     for lineno, text in enumerate(lines, 1):
         if "\x00" in text:
@@ -123,7 +131,8 @@ def _decoded_lines(handle: IO[bytes], path: str) -> Iterator[str]:
             raise TreebankError(path, lineno, exc.start + 1, "not UTF-8 text (binary file?)") from None
 
 
-def read_trees(path: str | Path, *, skip_bad: bool = False, report: ReadReport | None = None) -> Iterator[Tree]:
+def read_trees(path: str | Path, *, skip_bad: bool = False, report: ReadReport | None = None,
+               allow_empty: bool = False) -> Iterator[Tree]:
     """Stream the trees of one file.
 
     With ``skip_bad`` a malformed tree is skipped (counted in ``report``) and
@@ -136,16 +145,16 @@ def read_trees(path: str | Path, *, skip_bad: bool = False, report: ReadReport |
     with open(path, "rb") as handle:
         lines = _decoded_lines(handle, path_text)
         if not skip_bad:
-            for tree in iter_trees_from_lines(lines, path_text):
+            for tree in iter_trees_from_lines(lines, path_text, allow_empty=allow_empty):
                 report.trees += 1
                 yield tree
         else:
-            yield from _read_lenient(lines, path_text, report)
+            yield from _read_lenient(lines, path_text, report, allow_empty)
     if report.trees == 0 and report.skipped == 0:
         raise TreebankError(path_text, 1, 1, "file contains no trees")
 
 
-def _read_lenient(lines: Iterator[str], path: str, report: ReadReport) -> Iterator[Tree]:
+def _read_lenient(lines: Iterator[str], path: str, report: ReadReport, allow_empty: bool) -> Iterator[Tree]:
     """Read tree by tree; a tree's text is the lines from one column-1 '(' to the next."""
     chunk: list[str] = []
     start = 1
@@ -154,7 +163,7 @@ def _read_lenient(lines: Iterator[str], path: str, report: ReadReport) -> Iterat
         if not any(s.strip() for s in chunk):
             return
         try:
-            trees = list(iter_trees_from_lines(chunk, path))
+            trees = list(iter_trees_from_lines(chunk, path, allow_empty=allow_empty))
         except TreebankError as exc:
             report.note(TreebankError(path, exc.line + start - 1, exc.column, exc.problem))
             return

@@ -1,0 +1,113 @@
+"""The command line, end to end through click's test runner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cli import main
+from clparse.data import sample_path
+
+GOLD = "(ROOT (S (NP (PRP I)) (VP (VBD ran) (ADVP (RB fast))) (. .)))\n(ROOT (S (VP (VB Go))))\n"
+TEST = "(ROOT (S (NP (PRP I)) (VP (VBD ran)) (ADVP (RB fast)) (. .)))\n(ROOT (VP (VB Go)))\n"
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    gold, test = tmp_path / "gold.ptb", tmp_path / "test.ptb"
+    gold.write_text(GOLD)
+    test.write_text(TEST)
+    return gold, test
+
+
+def test_eval_prints_evalb_summary(files: tuple[Path, Path]) -> None:
+    code, out, _ = invoke("eval", str(files[0]), str(files[1]))
+    assert code == 0
+    # gold: S NP VP ADVP + S VP = 6; test: S NP VP ADVP + VP = 5; matched: S NP ADVP + VP = 4
+    assert "Bracketing Recall         =  66.67" in out
+    assert "Bracketing Precision      =  80.00" in out
+    assert "Bracketing FMeasure       =  72.73" in out
+
+
+def test_eval_json_and_by_length(files: tuple[Path, Path]) -> None:
+    code, out, _ = invoke("eval", str(files[0]), str(files[1]), "--json", "--by-length", "5")
+    payload = json.loads(out)
+    assert code == 0 and payload["all"]["matched_brackets"] == 4 and payload["all"]["gold_brackets"] == 6
+    assert set(payload["by_length"]) == {"1-5"}
+
+
+def test_eval_reports_mismatched_tokens(tmp_path: Path, files: tuple[Path, Path]) -> None:
+    bad = tmp_path / "bad.ptb"
+    bad.write_text(TEST.replace("ran", "run"))
+    code, out, err = invoke("eval", str(files[0]), str(bad))
+    assert code == 0 and "sentence 1: word mismatch at position 2: gold 'ran', test 'run'" in err
+    assert "Number of Error sentence  =      1" in out
+
+
+def test_eval_one_per_line_blank_is_failed_parse(tmp_path: Path, files: tuple[Path, Path]) -> None:
+    test = tmp_path / "lines.ptb"
+    test.write_text(TEST.splitlines()[0] + "\n\n")
+    code, out, err = invoke("eval", str(files[0]), str(test), "--one-per-line")
+    assert code == 0 and "1 empty parse(s) skipped" in err and "Number of Skip  sentence  =      1" in out
+
+
+def test_compare(files: tuple[Path, Path]) -> None:
+    code, out, _ = invoke("compare", str(files[0]), str(files[1]), str(files[0]), "--trials", "200", "--json")
+    payload = json.loads(out)
+    assert code == 0 and payload["metrics"]["f1"]["b"] == 100.0 and 0 < payload["metrics"]["f1"]["p_value"] <= 1
+
+
+def test_treebank_stats_raw_and_preprocessed() -> None:
+    code, out, _ = invoke("treebank", "stats", str(sample_path("dev")), "--json")
+    assert code == 0 and json.loads(out)["sentences"] == 75
+    code, out, _ = invoke("treebank", "stats", str(sample_path("dev")), "--preprocess", "--max-words", "15",
+                          "--skip-step", "raise_punctuation", "--json")
+    payload = json.loads(out)
+    assert code == 0 and payload["sentences"] == payload["preprocessing"]["kept"] < 75
+    assert "raise_punctuation" not in payload["preprocessing"]["changes"]
+
+
+def test_treebank_preprocess_writes_trees(tmp_path: Path) -> None:
+    out_file = tmp_path / "out.ptb"
+    code, _, err = invoke("treebank", "preprocess", str(sample_path("dev")), "-o", str(out_file))
+    assert code == 0 and "kept" in err
+    assert out_file.read_text().count("\n") == 75
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b"(S (NP (NN a)) (VP (VBD b))", "unbalanced '('"),  # truncated
+        (b"(S (NP (NN a))) (VP (VBD b)))\n", "unbalanced ')'"),
+        (b"\x00\x01\x02binary", "binary data"),
+        (b"", "file contains no trees"),
+        (b"(S a (NN b))\n", "leaf 'a' without a tag"),
+    ],
+)
+def test_bad_files_give_one_clear_error_line(tmp_path: Path, content: bytes, problem: str) -> None:
+    bad = tmp_path / "bad.mrg"
+    bad.write_bytes(content)
+    code, out, err = invoke("treebank", "stats", str(bad))
+    assert code == 1 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"Error: {bad}:") and problem in lines[0]
+
+
+def test_skip_bad_reports_count(tmp_path: Path) -> None:
+    bad = tmp_path / "mixed.ptb"
+    bad.write_text("(S (NN a))\n(S b (NN x))\n(S (NN c))\n")
+    code, out, err = invoke("treebank", "stats", str(bad), "--skip-bad", "--json")
+    assert code == 0 and json.loads(out)["sentences"] == 2 and "skipped 1 malformed tree" in err
+
+
+def test_help_explains() -> None:
+    code, out, _ = invoke("--help")
+    assert code == 0 and "eval" in out and "treebank" in out and "quickstart" in out

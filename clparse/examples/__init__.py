@@ -1,0 +1,1 @@
+"""Step 3 of the pipeline: parser states, the correct-inference oracle, features, training examples."""

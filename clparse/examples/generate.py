@@ -1,0 +1,209 @@
+"""Training examples along one seeded random bottom-up path per tree (paper §2.1.1).
+
+At every state on the path, every candidate inference becomes an example for
+its label, y = +1 if it is correct and -1 otherwise. Feature sets are stored
+once (identical sets share one *row*); each label keeps (row, y) pairs, which
+:meth:`ExampleSet.deduplicated` merges into multiplicities (exact: identical
+features and label always share a margin).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from clparse.examples.features import FeatureConfig, FeatureDictionary, FeatureExtractor
+from clparse.examples.state import Item, Oracle, leaf_items
+from clparse.preprocess.heads import head_child_index
+from clparse.preprocess.pipeline import ROOT_LABEL
+from clparse.read.tree import Tree
+
+Inference = tuple[int, int, str]  # word span start, end, label
+
+
+def remove_duplicate_brackets(tree: Tree) -> tuple[Tree, int]:
+    """Drop a phrase whose unary chain below repeats its (span, label): it could never be built."""
+    removed = 0
+
+    def walk(node: Tree) -> Tree:
+        nonlocal removed
+        if node.is_preterminal:
+            return node
+        below = node
+        while len(below.children) == 1 and not below.children[0].is_preterminal:
+            below = below.children[0]
+            if below.label == node.label:
+                removed += 1
+                return walk(node.children[0])
+        return Tree(node.label, [walk(child) for child in node.children])
+
+    return walk(tree), removed
+
+
+def widest_phrase(tree: Tree) -> int:
+    return max((len(p.children) for p in tree.phrases()), default=0)
+
+
+def random_path(tree: Tree, seed: int, sentence: int) -> list[Inference]:
+    """A random topological order of the gold phrases: uniform among the correct inferences at each state."""
+    rng = np.random.default_rng([seed, sentence])
+    oracle = Oracle(tree, leaf_items(tree.tagged_words()))
+    path: list[Inference] = []
+    while not oracle.finished():
+        choices = oracle.buildable()
+        item = oracle.apply(choices[int(rng.integers(len(choices)))])
+        path.append((item.start, item.end, item.label))
+    return path
+
+
+def replay(tagged_words: Sequence[tuple[str, str]], path: Sequence[Inference]) -> Item:
+    """Apply a stored path to the leaves and return the final item (for checking it rebuilds the gold tree)."""
+    from clparse.examples.state import build
+
+    frontier = leaf_items(tagged_words)
+    for start, end, label in path:
+        first = next(i for i, item in enumerate(frontier) if item.start == start)
+        last = next(i for i, item in enumerate(frontier) if item.end == end)
+        frontier[first:last + 1] = [build(label, frontier[first:last + 1])]
+    if len(frontier) != 1:
+        raise ValueError(f"path leaves {len(frontier)} items on the frontier")
+    return frontier[0]
+
+
+def item_to_tree(item: Item, words: Sequence[str]) -> Tree:
+    if item.is_leaf:
+        return Tree.preterminal(item.label, words[item.start])
+    return Tree(item.label, [item_to_tree(child, words) for child in item.children])
+
+
+@dataclass
+class ExampleSet:
+    """Feature rows shared by all labels, and per label the (row, y) of every example."""
+
+    labels: tuple[str, ...]
+    rows: list[np.ndarray] = field(default_factory=list)
+    row_ids: dict[bytes, int] = field(default_factory=dict)
+    examples: dict[str, tuple[list[int], list[int]]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for label in self.labels:
+            self.examples.setdefault(label, ([], []))
+
+    def row(self, features: set[int]) -> int:
+        array = np.fromiter(sorted(features), dtype=np.int32, count=len(features))
+        key = array.tobytes()
+        found = self.row_ids.get(key)
+        if found is None:
+            found = self.row_ids[key] = len(self.rows)
+            self.rows.append(array)
+        return found
+
+    def add(self, label: str, row: int, y: int) -> None:
+        rows, ys = self.examples[label]
+        rows.append(row)
+        ys.append(y)
+
+    def deduplicated(self, label: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Unique (row, y) pairs of a label with their multiplicities, sorted by (row, y)."""
+        rows, ys = self.examples[label]
+        pairs = np.asarray(rows, dtype=np.int64) * 2 + (np.asarray(ys, dtype=np.int64) > 0)
+        unique, counts = np.unique(pairs, return_counts=True)
+        return (unique // 2).astype(np.int32), np.where(unique % 2 == 1, 1, -1).astype(np.int8), \
+            counts.astype(np.int32)
+
+    def csr(self) -> tuple[np.ndarray, np.ndarray]:
+        """The shared rows as CSR ``indptr`` (int64) and ``indices`` (int32)."""
+        lengths = np.fromiter((len(r) for r in self.rows), dtype=np.int64, count=len(self.rows))
+        indptr = np.zeros(len(self.rows) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        indices = np.concatenate(self.rows) if self.rows else np.zeros(0, dtype=np.int32)
+        return indptr, indices
+
+
+@dataclass
+class GenerationReport:
+    sentences: int = 0
+    used: int = 0
+    too_wide: int = 0
+    duplicate_brackets_removed: int = 0
+    states: int = 0
+    candidates: Counter[str] = field(default_factory=Counter)
+    positives: Counter[str] = field(default_factory=Counter)
+
+
+class ExampleGenerator:
+    """Walks each training tree's random path and records every candidate as an example."""
+
+    def __init__(self, labels: Sequence[str], config: FeatureConfig, dictionary: FeatureDictionary,
+                 max_children: int = 5, seed: int = 0, normalize: Callable[[str], str] = str.lower) -> None:
+        self.labels = tuple(sorted(labels))
+        self.non_root = tuple(label for label in self.labels if label != ROOT_LABEL)
+        self.extractor = FeatureExtractor(config, dictionary)
+        self.context = config.context
+        self.max_children = max_children
+        self.seed = seed
+        self.normalize = normalize
+        self.examples = ExampleSet(self.labels)
+        self.report = GenerationReport()
+
+    def prepare_tree(self, tree: Tree) -> Tree | None:
+        """The gold tree as training sees it, or None if it cannot be built within K children."""
+        tree, removed = remove_duplicate_brackets(tree)
+        self.report.duplicate_brackets_removed += removed
+        if widest_phrase(tree) > self.max_children:
+            self.report.too_wide += 1
+            return None
+        return tree
+
+    def add_sentence(self, tree: Tree, sentence: int) -> list[Inference]:
+        """Generate the examples of one (prepared) gold tree; return the path taken."""
+        self.report.sentences += 1
+        path = random_path(tree, self.seed, sentence)
+        oracle = Oracle(tree, leaf_items(tree.tagged_words(), self.normalize))
+        cache: dict[tuple[int, ...], tuple[set[int], dict[int, int]]] = {}
+        for start, end, label in path:
+            self._add_state(oracle, cache)
+            index = next(i for i in oracle.buildable()
+                         if (node := oracle.phrases[i - oracle.n_words]).start == start
+                         and node.end == end and node.label == label)
+            oracle.apply(index)
+        self.report.used += 1
+        return path
+
+    def _add_state(self, oracle: Oracle, cache: dict[tuple[int, ...], tuple[set[int], dict[int, int]]]) -> None:
+        frontier = oracle.frontier
+        correct = oracle.correct_keys()
+        n, c = len(frontier), self.context
+        self.report.states += 1
+        for first in range(n):
+            for end in range(first + 1, min(n, first + self.max_children) + 1):
+                # Features look at the children and c context items each side: same items, same features.
+                key = (first - c < 0, end + c > n) + tuple(id(x) for x in frontier[max(0, first - c):end + c])
+                # (the booleans alone do not pin the window: add how many are missing on each side)
+                key += (max(0, c - first), max(0, end + c - n))
+                entry = cache.get(key)
+                if entry is None:
+                    entry = cache[key] = (self.extractor.head_free(frontier, first, end), {})
+                self._add_span(frontier, first, end, entry, correct, whole=(first == 0 and end == n))
+
+    def _add_span(self, frontier: list[Item], first: int, end: int, entry: tuple[set[int], dict[int, int]],
+                  correct: set[tuple[int, int, str]], whole: bool) -> None:
+        base, rows_by_head = entry
+        children = frontier[first:end]
+        child_labels = tuple(x.label for x in children)
+        blocked = set(children[0].same_span_labels()) if end == first + 1 else set()
+        for label in (self.labels if whole else self.non_root):
+            if label in blocked:
+                continue
+            head = head_child_index(label, child_labels)
+            row = rows_by_head.get(head)
+            if row is None:
+                row = rows_by_head[head] = self.examples.row(
+                    base | self.extractor.head_dependent(frontier, first, end, head))
+            y = 1 if (first, end, label) in correct else -1
+            self.examples.add(label, row, y)
+            self.report.candidates[label] += 1
+            self.report.positives[label] += y > 0

@@ -1,0 +1,143 @@
+"""Correct inferences, random paths and features on hand-built trees."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+
+from clparse.examples.features import FeatureConfig, FeatureDictionary, FeatureExtractor
+from clparse.examples.generate import (
+    ExampleGenerator,
+    item_to_tree,
+    random_path,
+    remove_duplicate_brackets,
+    replay,
+)
+from clparse.examples.state import Oracle, build, candidates, leaf_items
+from clparse.preprocess import preprocess_tree
+from clparse.read import Tree, format_tree, parse_tree
+from tests.strategies import trees
+
+SENTENCE = "(ROOT (S (NP (DT The) (NN dog)) (VP (VBD saw) (NP (PRP me)))))"
+
+
+def test_initially_correct_are_the_bottom_phrases() -> None:
+    tree = parse_tree(SENTENCE)
+    oracle = Oracle(tree, leaf_items(tree.tagged_words()))
+    # NP(The dog) over frontier 0..2 and NP(me) over frontier 3..4; VP needs NP(me) built first
+    assert oracle.correct_keys() == {(0, 2, "NP"), (3, 4, "NP")}
+
+
+def test_unary_chain_is_built_bottom_up() -> None:
+    tree = parse_tree("(ROOT (S (VP (VB Go))))")
+    oracle = Oracle(tree, leaf_items(tree.tagged_words()))
+    assert oracle.correct_keys() == {(0, 1, "VP")}
+    oracle.apply(oracle.buildable()[0])
+    assert oracle.correct_keys() == {(0, 1, "S")}  # S over the VP alone, not over the word
+    oracle.apply(oracle.buildable()[0])
+    assert oracle.correct_keys() == {(0, 1, "ROOT")}
+
+
+def test_flat_phrase_needs_all_children_at_once() -> None:
+    tree = parse_tree("(ROOT (NP (DT the) (JJ big) (JJ red) (NN dog)))")
+    oracle = Oracle(tree, leaf_items(tree.tagged_words()))
+    assert oracle.correct_keys() == {(0, 4, "NP")}
+
+
+def test_gold_span_with_unbuilt_children_is_incorrect() -> None:
+    tree = parse_tree(SENTENCE)
+    oracle = Oracle(tree, leaf_items(tree.tagged_words()))
+    # VP over (saw me) has the right span but its child NP(me) is not built yet
+    assert (2, 4, "VP") not in oracle.correct_keys()
+
+
+def test_candidates_exclude_duplicates_and_partial_root() -> None:
+    leaves = leaf_items([("dogs", "NNS"), ("bark", "VBP")])
+    np_item = build("NP", leaves[:1])
+    frontier = [np_item, leaves[1]]
+    found = {(c.first, c.end, c.label) for c in candidates(frontier, ["NP", "VP", "ROOT"], max_children=5)}
+    assert (0, 1, "NP") not in found  # NP over NP(dogs): same span, same label
+    assert (0, 1, "VP") in found and (0, 2, "ROOT") in found and (1, 2, "ROOT") not in found
+
+
+def test_k_children_limit() -> None:
+    leaves = leaf_items([(f"w{i}", "NN") for i in range(7)])
+    spans = {(c.first, c.end) for c in candidates(leaves, ["NP"], max_children=5)}
+    assert max(end - first for first, end in spans) == 5
+    wide = parse_tree("(ROOT (NP " + " ".join(f"(NN w{i})" for i in range(6)) + "))")
+    generator = ExampleGenerator(["NP", "ROOT"], FeatureConfig(), FeatureDictionary(), max_children=5)
+    assert generator.prepare_tree(wide) is None and generator.report.too_wide == 1
+
+
+def test_duplicate_span_and_label_is_removed() -> None:
+    tree = parse_tree("(ROOT (S (VP (S (VP (VB Go))))))")
+    fixed, removed = remove_duplicate_brackets(tree)
+    assert removed == 2 and format_tree(fixed) == "(ROOT (S (VP (VB Go))))"
+
+
+def test_same_seed_same_path_and_examples() -> None:
+    tree = parse_tree("(ROOT (S (NP (DT a) (NN b)) (VP (VBD c) (NP (DT d) (NN e)) (PP (IN f) (NP (NN g))))))")
+    assert random_path(tree, 3, 0) == random_path(tree, 3, 0)
+    assert len({tuple(random_path(tree, seed, 0)) for seed in range(20)}) > 1  # it really is random
+
+    def run(seed: int) -> list[np.ndarray]:
+        generator = ExampleGenerator(["NP", "VP", "S", "PP", "ROOT"], FeatureConfig(), FeatureDictionary(), seed=seed)
+        generator.add_sentence(tree, 0)
+        return [a for label in generator.labels for a in generator.examples.deduplicated(label)]
+
+    assert all(np.array_equal(a, b) for a, b in zip(run(3), run(3)))
+
+
+@settings(max_examples=150, deadline=None)
+@given(trees(max_leaves=10))
+def test_every_path_replays_to_its_gold_tree(raw: Tree) -> None:
+    result = preprocess_tree(raw)
+    if result is None:
+        return
+    generator = ExampleGenerator(["X"], FeatureConfig(), FeatureDictionary(), max_children=50)
+    tree = generator.prepare_tree(result.tree)
+    assert tree is not None
+    path = random_path(tree, 0, 1)
+    assert item_to_tree(replay(tree.tagged_words(), path), tree.words()) == tree
+
+
+def test_features_of_a_hand_worked_state() -> None:
+    # state: NP(The dog) built; frontier = NP, saw/VBD, me/PRP. Candidate: VP over (VBD, PRP), head = VBD.
+    leaves = leaf_items([("The", "DT"), ("dog", "NN"), ("saw", "VBD"), ("me", "PRP")])
+    frontier = [build("NP", leaves[:2]), leaves[2], leaves[3]]
+    dictionary = FeatureDictionary()
+    extractor = FeatureExtractor(FeatureConfig(context=1, exists_terminal=False), dictionary)
+    ids = extractor.head_free(frontier, 1, 3) | extractor.head_dependent(frontier, 1, 3, head=0)
+    got = {FeatureDictionary.text(dictionary.keys[i]) for i in ids}
+
+    def item(template: str, slot: str, label: str, tag: str, word: str) -> set[str]:
+        return {f"{template}[{slot}].label = {label}", f"{template}[{slot}].headtag = {tag}",
+                f"{template}[{slot}].headword = {word}"}
+
+    none = ("<none>",) * 3
+    expected = (
+        item("child", "first", "VBD", "VBD", "saw") | item("child", "last", "PRP", "PRP", "me")
+        | item("child", "head", "VBD", "VBD", "saw") | item("child", "head-1", *none)
+        | item("child", "head+1", "PRP", "PRP", "me")
+        | item("context", "left-1", "NP", "NN", "dog") | item("context", "right-1", *none)
+        | item("grandchild", "first.first", *none) | item("grandchild", "first.last", *none)
+        | item("grandchild", "last.first", *none) | item("grandchild", "last.last", *none)
+        | item("grandchild", "head.first", *none) | item("grandchild", "head.last", *none)
+        | item("exists", "all", "VBD", "VBD", "saw") | item("exists", "all", "PRP", "PRP", "me")
+        | item("exists", "non-leftmost", "PRP", "PRP", "me") | item("exists", "non-rightmost", "VBD", "VBD", "saw")
+        | item("exists", "non-head", "PRP", "PRP", "me") | item("exists", "right-of-head", "PRP", "PRP", "me")
+        | item("exists", "head-and-left", "VBD", "VBD", "saw")
+        | item("exists", "head-and-right", "VBD", "VBD", "saw") | item("exists", "head-and-right", "PRP", "PRP", "me")
+    )
+    assert got == expected
+
+
+def test_terminal_exists_features_look_inside_items() -> None:
+    leaves = leaf_items([("The", "DT"), ("dog", "NN"), ("barks", "VBZ")])
+    frontier = [build("NP", leaves[:2]), leaves[2]]
+    dictionary = FeatureDictionary()
+    extractor = FeatureExtractor(FeatureConfig(context=0, child=False, grandchild=False, exists=False), dictionary)
+    got = {FeatureDictionary.text(dictionary.keys[i]) for i in extractor.head_free(frontier, 0, 2)}
+    assert "exists-terminal[all].headword = the" in got  # headwords are lower-cased
+    assert "exists-terminal[non-rightmost].headtag = NN" in got
+    assert "exists-terminal[non-leftmost].headword = dog" not in got

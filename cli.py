@@ -219,6 +219,92 @@ def compare_command(gold: Path, a: Path, b: Path, prm: Path | None, collins_prm:
     click.echo(json.dumps(result.to_dict(), indent=2) if as_json else format_comparison(result))
 
 
+# --------------------------------------------------------------------- database
+
+DB_OPTION = click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=Path("db/clparse.sqlite"),
+                         show_default=True, help="The training database.")
+
+
+@main.command("init")
+@DB_OPTION
+def init_command(db: Path) -> None:
+    """Create a training database, or upgrade an older one (after a backup copy)."""
+    from clparse.store.database import init_database
+
+    init_database(db, echo=click.echo)
+    click.echo(f"{db}: ready")
+
+
+@main.command("prepare")
+@DB_OPTION
+@click.option("--train", "train", multiple=True, required=True, type=EXISTING_FILE,
+              help="Training treebank file (repeatable).")
+@click.option("--dev", "dev", multiple=True, type=EXISTING_FILE, help="Development treebank file (repeatable).")
+@click.option("--max-words", type=click.IntRange(min=1), default=15, show_default=True,
+              help="Keep sentences of at most N words, punctuation not counted.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random bottom-up paths.")
+@click.option("--context", type=click.IntRange(0, 5), default=2, show_default=True,
+              help="Context items on each side that features may look at.")
+@click.option("--max-children", type=click.IntRange(min=1), default=5, show_default=True,
+              help="K: most children an inferred item may have.")
+@click.option("--vocab-min", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Words seen fewer times in training become UNK (1 keeps the full vocabulary).")
+@click.option("--skip-step", "skip_steps", multiple=True, help="Switch off a preprocessing step (repeatable).")
+def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], max_words: int, seed: int,
+                    context: int, max_children: int, vocab_min: int, skip_steps: tuple[str, ...]) -> None:
+    """Read and preprocess the treebank and store every training example with its features.
+
+    One seeded random bottom-up path per training tree; every candidate at every state on it
+    becomes an example of its label (paper §2.1.1). Running it again with the same inputs does
+    nothing; with other inputs or settings it refuses (use a new --db).
+    """
+    from clparse.examples.features import FeatureConfig
+    from clparse.store.database import init_database
+    from clparse.store.prepare import PrepareSettings, prepare
+
+    settings = PrepareSettings(max_words=max_words, seed=seed, max_children=max_children, vocab_min=vocab_min,
+                               features=FeatureConfig(context=context), skip_steps=tuple(skip_steps))
+    if not db.exists():
+        init_database(db, echo=click.echo)
+    bar: Any = None
+
+    def start(total: int) -> None:
+        nonlocal bar
+        bar = click.progressbar(length=total, label="generating examples", show_eta=True, show_pos=True,
+                                file=sys.stderr)
+        bar.__enter__()
+
+    try:
+        summary = prepare(db, train, dev, settings, progress=lambda n: bar.update(n), total=start)
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+    click.echo(summary.message)
+    if summary.created:
+        click.echo(f"{'label':<10}{'candidates':>12}{'positive':>10}{'distinct':>10}")
+        for label, row in summary.labels.items():
+            click.echo(f"{label:<10}{row['candidates']:>12,}{row['positives']:>10,}{row['examples']:>10,}")
+
+
+@main.command("sql")
+@DB_OPTION
+@click.argument("query", required=False)
+@click.option("--csv", "as_csv", is_flag=True, help="CSV output.")
+@click.option("--json", "as_json", is_flag=True, help="JSON output (a list of objects).")
+@click.option("--write", is_flag=True, help="Open read-write (default: read-only, so nothing can be changed).")
+def sql_command(db: Path, query: str | None, as_csv: bool, as_json: bool, write: bool) -> None:
+    """Run QUERY on the database, or open an interactive SQL shell without one.
+
+    Read-only unless --write. See the README for ready-made queries.
+    """
+    from clparse.store.sql import interactive_shell, run_query
+
+    if query is None:
+        interactive_shell(db, write=write)
+        return
+    click.echo(run_query(db, query, fmt="csv" if as_csv else "json" if as_json else "table", write=write), nl=False)
+
+
 # --------------------------------------------------------------------- quick start
 
 

@@ -111,3 +111,19 @@ def test_skip_bad_reports_count(tmp_path: Path) -> None:
 def test_help_explains() -> None:
     code, out, _ = invoke("--help")
     assert code == 0 and "eval" in out and "treebank" in out and "quickstart" in out
+
+
+def test_init_prepare_sql(tmp_path: Path) -> None:
+    db = tmp_path / "db" / "c.sqlite"
+    code, out, _ = invoke("init", "--db", str(db))
+    assert code == 0 and "created" in out
+    code, out, err = invoke("prepare", "--db", str(db), "--train", str(sample_path("dev")), "--max-words", "8")
+    assert code == 0 and "prepared run 1" in out and "NP" in out
+    code, out, _ = invoke("prepare", "--db", str(db), "--train", str(sample_path("dev")), "--max-words", "8")
+    assert code == 0 and "nothing to do" in out
+    code, _, err = invoke("prepare", "--db", str(db), "--train", str(sample_path("dev")), "--max-words", "9")
+    assert code == 1 and "other inputs or settings" in err
+    code, out, _ = invoke("sql", "--db", str(db), "SELECT name FROM labels WHERE name = 'ROOT'", "--json")
+    assert code == 0 and json.loads(out) == [{"name": "ROOT"}]
+    code, _, err = invoke("sql", "--db", str(tmp_path / "missing.sqlite"), "SELECT 1")
+    assert code == 1 and "no such database" in err

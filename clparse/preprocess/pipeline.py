@@ -88,6 +88,7 @@ class Preprocessed:
     tree: Tree
     removed: list[RemovedToken]
     original_words: list[str]
+    original: Tree | None = None  # the tree as read
 
 
 @dataclass
@@ -140,7 +141,7 @@ def preprocess_tree(tree: Tree, config: PreprocessConfig = PreprocessConfig(),
     if current is None:
         return None
     removed.sort(key=lambda token: token.index)
-    return Preprocessed(Tree(ROOT_LABEL, [current]), removed, [leaf.word or "" for leaf in tokens])
+    return Preprocessed(Tree(ROOT_LABEL, [current]), removed, [leaf.word or "" for leaf in tokens], tree)
 
 
 def preprocess_treebank(trees: Iterable[Tree], config: PreprocessConfig = PreprocessConfig(),

@@ -1,0 +1,1 @@
+"""Training-state storage: SQLite through APSW, with SQLAlchemy and Alembic on top."""

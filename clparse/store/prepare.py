@@ -1,0 +1,250 @@
+"""``clparse prepare``: treebank in, every training example with its features into SQLite.
+
+Everything is computed first and written in one transaction, so an
+interruption, a bad tree or a full disk leaves the database as it was. The
+run is identified by a digest of its inputs (file contents) and settings:
+the same inputs again do nothing; different ones are refused rather than
+mixed into the same database.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+
+from clparse import __version__
+from clparse.errors import ConfigurationError, DatabaseError
+from clparse.examples.features import FeatureConfig, FeatureDictionary
+from clparse.examples.generate import ExampleGenerator, GenerationReport
+from clparse.preprocess import PreprocessConfig, Preprocessed, PreprocessReport, Vocabulary, preprocess_treebank
+from clparse.read import read_trees
+from clparse.read.ptb import format_tree
+from clparse.store import schema
+from clparse.store.database import check_database
+from clparse.store.engine import make_engine
+
+CHUNK_ROWS = 65_536  # rows per feature-matrix blob: ~30 MB, well under SQLite's 1 GB blob limit
+
+
+@dataclass(frozen=True)
+class PrepareSettings:
+    max_words: int = 15
+    seed: int = 0
+    max_children: int = 5
+    vocab_min: int = 5
+    features: FeatureConfig = field(default_factory=FeatureConfig)
+    skip_steps: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.max_children < 1:
+            raise ConfigurationError(f"max_children must be at least 1, got {self.max_children}")
+        if self.vocab_min < 1:
+            raise ConfigurationError(f"vocab_min must be at least 1, got {self.vocab_min}")
+
+    def preprocess_config(self) -> PreprocessConfig:
+        return PreprocessConfig.without(self.skip_steps, max_words=self.max_words)
+
+    def to_dict(self) -> dict[str, Any]:
+        values = asdict(self)
+        values["skip_steps"] = sorted(self.skip_steps)
+        return values
+
+
+@dataclass
+class PrepareSummary:
+    created: bool
+    run_id: int
+    message: str
+    train_sentences: int = 0
+    dev_sentences: int = 0
+    seconds: float = 0.0
+    rows: int = 0
+    nonzeros: int = 0
+    features: int = 0
+    labels: dict[str, dict[str, int]] = field(default_factory=dict)
+    preprocess: dict[str, Any] = field(default_factory=dict)
+    generation: GenerationReport | None = None
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def input_digest(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings) -> str:
+    payload = json.dumps({"settings": settings.to_dict(), "files": [(split, sha) for split, _, sha in files]},
+                         sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Path] = (),
+            settings: PrepareSettings = PrepareSettings(),
+            progress: Callable[[int], object] | None = None,
+            total: Callable[[int], object] | None = None) -> PrepareSummary:
+    """Generate and store the training examples of ``train`` (and the ``dev`` sentences)."""
+    db = Path(db)
+    if not train:
+        raise ConfigurationError("prepare needs at least one --train file")
+    check_database(db)
+    files = [(split, Path(p), _sha256(Path(p))) for split, paths in (("train", train), ("dev", dev)) for p in paths]
+    digest = input_digest(files, settings)
+    engine = make_engine(db)
+    with engine.connect() as connection:
+        existing = connection.execute(sa.select(schema.runs.c.id, schema.runs.c.input_digest)).fetchall()
+    if existing:
+        run_id, stored = existing[0]
+        if stored == digest:
+            return PrepareSummary(False, run_id, f"{db} already holds run {run_id} prepared from these inputs "
+                                                 "and settings: nothing to do")
+        raise DatabaseError(f"{db} already holds run {run_id}, prepared from other inputs or settings; "
+                            "use a new --db for a new run (runs are never mixed)")
+    start = time.perf_counter()
+    summary = PrepareSummary(True, 1, "")
+    data = _compute(files, settings, summary, progress, total)
+    summary.seconds = time.perf_counter() - start
+    _write(engine, digest, settings, files, data, summary)
+    engine.dispose()
+    summary.message = (f"prepared run {summary.run_id}: {summary.train_sentences} training sentences, "
+                       f"{summary.dev_sentences} dev sentences, {summary.rows} feature rows, "
+                       f"{summary.features} features, {summary.seconds:.1f} s")
+    return summary
+
+
+@dataclass
+class _Computed:
+    sentences: list[dict[str, Any]]
+    paths: list[tuple[int, list[tuple[int, int, str]]]]  # (sentence index, path)
+    vocabulary: Vocabulary
+    generator: ExampleGenerator
+    dictionary: FeatureDictionary
+    file_trees: dict[Path, int]
+
+
+def _compute(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings, summary: PrepareSummary,
+             progress: Callable[[int], object] | None, total: Callable[[int], object] | None) -> _Computed:
+    config = settings.preprocess_config()
+    report = PreprocessReport()
+    file_trees: dict[Path, int] = {}
+    kept: dict[str, list[Preprocessed]] = {"train": [], "dev": []}
+    for split, path, _ in files:
+        before = report.sentences
+        kept[split] += preprocess_treebank(read_trees(path), config, report)
+        file_trees[path] = report.sentences - before
+    summary.preprocess = report.to_dict()
+    train = kept["train"]
+    if not train:
+        raise ConfigurationError("no training sentence survived preprocessing and the length filter")
+    vocabulary = Vocabulary.build((w for p in train for w in p.tree.words()), settings.vocab_min)
+    labels = sorted({node.label for p in train for node in p.tree.phrases()})
+    dictionary = FeatureDictionary()
+    generator = ExampleGenerator(labels, settings.features, dictionary, settings.max_children, settings.seed,
+                                 vocabulary.normalize)
+    sentences: list[dict[str, Any]] = []
+    paths: list[tuple[int, list[tuple[int, int, str]]]] = []
+    if total is not None:
+        total(len(train))
+    for split in ("train", "dev"):
+        for position, result in enumerate(kept[split]):
+            assert result.original is not None
+            row = {"split": split, "position": position, "length": len(result.original_words),
+                   "words": " ".join(result.original_words), "gold_tree": format_tree(result.original),
+                   "tree": format_tree(result.tree),
+                   "removed_json": json.dumps([asdict(r) for r in result.removed]),
+                   "trained": False, "skip_reason": None}
+            if split == "train":
+                tree = generator.prepare_tree(result.tree)
+                if tree is None:
+                    row["skip_reason"] = f"a phrase has more than {settings.max_children} children"
+                else:
+                    row["trained"] = True
+                    row["tree"] = format_tree(tree)
+                    paths.append((len(sentences), generator.add_sentence(tree, position)))
+                if progress is not None:
+                    progress(1)
+            sentences.append(row)
+    summary.train_sentences = len(train)
+    summary.dev_sentences = len(kept["dev"])
+    summary.generation = generator.report
+    return _Computed(sentences, paths, vocabulary, generator, dictionary, file_trees)
+
+
+def _write(engine: sa.Engine, digest: str, settings: PrepareSettings, files: Sequence[tuple[str, Path, str]],
+           data: _Computed, summary: PrepareSummary) -> None:
+    """All rows in one transaction: on any error (disk full included) nothing is kept."""
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    config = {"settings": settings.to_dict(), "preprocess": settings.preprocess_config().to_dict(),
+              "labels": list(data.generator.labels)}
+    try:
+        with engine.begin() as connection:
+            run_id = connection.execute(schema.runs.insert().values(
+                created_at=now, clparse_version=__version__, input_digest=digest,
+                config_json=json.dumps(config, sort_keys=True), status="prepared", seconds=summary.seconds,
+            )).inserted_primary_key[0]
+            summary.run_id = run_id
+            connection.execute(schema.treebank_files.insert(), [
+                {"run_id": run_id, "split": split, "path": str(path), "sha256": sha,
+                 "trees": data.file_trees[path]} for split, path, sha in files])
+            sentence_ids = []
+            for row in data.sentences:
+                result = connection.execute(schema.sentences.insert().values(run_id=run_id, **row))
+                sentence_ids.append(result.inserted_primary_key[0])
+            connection.execute(schema.inference_paths.insert(), [
+                {"sentence_id": sentence_ids[index], "step": step, "start": s, "end": e, "label": label}
+                for index, path in data.paths for step, (s, e, label) in enumerate(path)])
+            connection.execute(schema.vocabulary.insert(), [
+                {"run_id": run_id, "word": w, "count": c} for w, c in data.vocabulary.to_rows()])
+            indptr, indices = data.generator.examples.csr()
+            row_counts = np.bincount(indices, minlength=len(data.dictionary))
+            connection.execute(schema.features.insert(), [
+                {"run_id": run_id, "id": i, "template": k[0], "item": k[1], "property": k[2], "value": k[3],
+                 "text": FeatureDictionary.text(k), "row_count": int(row_counts[i])}
+                for i, k in enumerate(data.dictionary.keys)])
+            _write_rows(connection, run_id, indptr, indices, summary)
+            _write_labels(connection, run_id, data.generator, summary)
+    except sa.exc.OperationalError as exc:
+        raise DatabaseError(f"writing the run failed and was rolled back, the database is unchanged: "
+                            f"{exc.orig}") from None
+    summary.features = len(data.dictionary)
+
+
+def _write_rows(connection: sa.Connection, run_id: int, indptr: np.ndarray, indices: np.ndarray,
+                summary: PrepareSummary) -> None:
+    summary.rows, summary.nonzeros = len(indptr) - 1, len(indices)
+    for chunk, first in enumerate(range(0, summary.rows, CHUNK_ROWS)):
+        last = min(first + CHUNK_ROWS, summary.rows)
+        part = indptr[first:last + 1]
+        connection.execute(schema.feature_rows.insert().values(
+            run_id=run_id, chunk=chunk, first_row=first, row_count=last - first,
+            indptr_int64=(part - part[0]).astype("<i8").tobytes(),
+            indices_int32=indices[part[0]:part[-1]].astype("<i4").tobytes()))
+
+
+def _write_labels(connection: sa.Connection, run_id: int, generator: ExampleGenerator,
+                  summary: PrepareSummary) -> None:
+    report = generator.report
+    for label in generator.labels:
+        rows, ys, counts = generator.examples.deduplicated(label)
+        label_id = connection.execute(schema.labels.insert().values(
+            run_id=run_id, name=label, candidates=report.candidates[label], positives=report.positives[label],
+            examples=len(rows))).inserted_primary_key[0]
+        summary.labels[label] = {"candidates": report.candidates[label], "positives": report.positives[label],
+                                 "examples": len(rows)}
+        for chunk, first in enumerate(range(0, max(len(rows), 1), CHUNK_ROWS)):
+            part = slice(first, first + CHUNK_ROWS)
+            connection.execute(schema.label_examples.insert().values(
+                label_id=label_id, chunk=chunk, first_example=first, example_count=len(rows[part]),
+                row_int32=np.asarray(rows[part], dtype="<i4").tobytes(),
+                y_int8=np.asarray(ys[part], dtype="i1").tobytes(),
+                multiplicity_int32=np.asarray(counts[part], dtype="<i4").tobytes()))

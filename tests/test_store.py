@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from clparse.data import sample_path
 from clparse.errors import ClparseError, DatabaseError, TreebankError
 from clparse.examples.generate import item_to_tree, replay
-from clparse.store import apsw_dbapi, schema
+from clparse.store import dbapi, schema
 from clparse.store.access import TrainingData
 from clparse.store.database import check_database, init_database
 from clparse.store.engine import make_engine
@@ -179,9 +179,30 @@ def test_dbapi_adapter_basics(tmp_path: Path) -> None:
     with pytest.raises(sa.exc.IntegrityError), engine.begin() as c:
         c.execute(sa.text("INSERT INTO child (parent_id) VALUES (42)"))  # foreign keys are on
     assert sorted(sa.inspect(engine).get_table_names()) == ["child", "parent"]
-    raw = apsw_dbapi.connect(str(tmp_path / "a.sqlite"))
+    raw = dbapi.connect(str(tmp_path / "a.sqlite"))
     assert raw.cursor().execute("CREATE TABLE z(x)").description is None
     assert raw.cursor().execute("SELECT x FROM z").description[0][0] == "x"  # described though empty
     readonly = make_engine(tmp_path / "a.sqlite", readonly=True)
     with pytest.raises(sa.exc.OperationalError), readonly.begin() as c:
         c.execute(sa.text("DELETE FROM parent"))
+
+
+def test_older_schema_is_backed_up_then_upgraded(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Only one revision exists so far: pretend this file is one revision behind a newer head.
+    import clparse.store.database as database
+
+    migrated: list[Path] = []
+    monkeypatch.setattr(database, "known_revisions", lambda: ["0001", "0002"])
+    monkeypatch.setattr(database, "_migrate", lambda path, fresh: migrated.append(path))
+    messages: list[str] = []
+    database.check_database(db, echo=messages.append)
+    backup = db.with_name(f"{db.name}.schema-0001.bak")
+    assert migrated == [db] and backup.exists() and "backup at" in messages[0]
+    assert check_database_revision(backup) == "0001"
+    with pytest.raises(DatabaseError, match="older"):
+        database.check_database(db, upgrade=False)
+
+
+def check_database_revision(path: Path) -> str:
+    connection = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    return connection.execute("SELECT version_num FROM alembic_version").fetchall()[0][0]

@@ -20,7 +20,7 @@ from alembic.config import Config
 from alembic.script import ScriptDirectory
 
 from clparse.errors import DatabaseError
-from clparse.store import apsw_dbapi
+from clparse.store import dbapi
 from clparse.store.engine import BUSY_TIMEOUT_MS, make_engine
 from clparse.store.schema import APPLICATION_ID
 
@@ -119,7 +119,7 @@ def _migrate(path: Path, *, fresh: bool) -> None:
     """Run the Alembic migrations to head inside one write transaction (so concurrent callers serialize)."""
     engine = make_engine(path)
     with engine.connect() as connection:
-        raw: apsw_dbapi.Connection = connection.connection.dbapi_connection  # type: ignore[assignment]
+        raw: dbapi.Connection = connection.connection.dbapi_connection  # type: ignore[assignment]
         raw.apsw.execute("BEGIN IMMEDIATE")
         if fresh:
             raw.apsw.execute(f"PRAGMA application_id = {int(APPLICATION_ID)}")

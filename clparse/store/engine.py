@@ -1,4 +1,4 @@
-"""SQLAlchemy engines whose every connection is an APSW connection (see :mod:`clparse.store.apsw_dbapi`)."""
+"""SQLAlchemy engines whose every connection is an APSW connection (see :mod:`clparse.store.dbapi`)."""
 
 from __future__ import annotations
 
@@ -7,17 +7,12 @@ from pathlib import Path
 import sqlalchemy
 from sqlalchemy.pool import NullPool
 
-from clparse.store import apsw_dbapi
+from clparse.store import dbapi
 
 BUSY_TIMEOUT_MS = 20_000  # generous: parallel trainers and readers share the file (MLflow settled on 20 s too)
 
 
 def make_engine(path: str | Path, *, readonly: bool = False) -> sqlalchemy.Engine:
     """An engine for the database file at ``path``; ``sqlite3`` is never imported."""
-    target = str(path)
-    return sqlalchemy.create_engine(
-        "sqlite://",
-        module=apsw_dbapi,
-        creator=lambda: apsw_dbapi.connect(target, readonly=readonly, busy_timeout_ms=BUSY_TIMEOUT_MS),
-        poolclass=NullPool,  # a connection per use: nothing lingers holding locks between transactions
-    )
+    # NullPool: a connection per use, so nothing lingers holding locks between transactions.
+    return dbapi.create_engine(path, readonly=readonly, busy_timeout_ms=BUSY_TIMEOUT_MS, poolclass=NullPool)

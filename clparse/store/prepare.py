@@ -205,7 +205,7 @@ def _write(engine: sa.Engine, digest: str, settings: PrepareSettings, files: Seq
                 for index, path in data.paths for step, (s, e, label) in enumerate(path)])
             connection.execute(schema.vocabulary.insert(), [
                 {"run_id": run_id, "word": w, "count": c} for w, c in data.vocabulary.to_rows()])
-            indptr, indices = data.generator.examples.csr()
+            indptr, indices = data.generator.examples.take_csr()
             row_counts = np.bincount(indices, minlength=len(data.dictionary))
             connection.execute(schema.features.insert(), [
                 {"run_id": run_id, "id": i, "template": k[0], "item": k[1], "property": k[2], "value": k[3],

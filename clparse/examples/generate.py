@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from clparse.examples.features import FeatureConfig, FeatureDictionary, FeatureExtractor
-from clparse.examples.state import Item, Oracle, leaf_items
+from clparse.examples.state import Item, Oracle, allowed_labels, build, leaf_items
 from clparse.preprocess.heads import head_child_index
-from clparse.preprocess.pipeline import ROOT_LABEL
 from clparse.read.tree import Tree
 
 Inference = tuple[int, int, str]  # word span start, end, label
@@ -48,22 +47,30 @@ def widest_phrase(tree: Tree) -> int:
     return max((len(p.children) for p in tree.phrases()), default=0)
 
 
-def random_path(tree: Tree, seed: int, sentence: int) -> list[Inference]:
-    """A random topological order of the gold phrases: uniform among the correct inferences at each state."""
+def walk_randomly(oracle: Oracle, seed: int, sentence: int,
+                  visit: Callable[[Oracle], object] = lambda _: None) -> list[Inference]:
+    """Build the gold tree in a random topological order, calling ``visit`` on each state before its inference.
+
+    The next inference is drawn uniformly from the correct ones with a generator seeded by
+    ``(seed, sentence)``, so a sentence's path does not depend on any other sentence.
+    """
     rng = np.random.default_rng([seed, sentence])
-    oracle = Oracle(tree, leaf_items(tree.tagged_words()))
     path: list[Inference] = []
     while not oracle.finished():
+        visit(oracle)
         choices = oracle.buildable()
         item = oracle.apply(choices[int(rng.integers(len(choices)))])
         path.append((item.start, item.end, item.label))
     return path
 
 
+def random_path(tree: Tree, seed: int, sentence: int) -> list[Inference]:
+    """The random bottom-up path of a tree (what :meth:`ExampleGenerator.add_sentence` walks)."""
+    return walk_randomly(Oracle(tree, leaf_items(tree.tagged_words())), seed, sentence)
+
+
 def replay(tagged_words: Sequence[tuple[str, str]], path: Sequence[Inference]) -> Item:
     """Apply a stored path to the leaves and return the final item (for checking it rebuilds the gold tree)."""
-    from clparse.examples.state import build
-
     frontier = leaf_items(tagged_words)
     for start, end, label in path:
         first = next(i for i, item in enumerate(frontier) if item.start == start)
@@ -151,7 +158,6 @@ class ExampleGenerator:
     def __init__(self, labels: Sequence[str], config: FeatureConfig, dictionary: FeatureDictionary,
                  max_children: int = 5, seed: int = 0, normalize: Callable[[str], str] = str.lower) -> None:
         self.labels = tuple(sorted(labels))
-        self.non_root = tuple(label for label in self.labels if label != ROOT_LABEL)
         self.extractor = FeatureExtractor(config, dictionary)
         self.context = config.context
         self.max_children = max_children
@@ -172,15 +178,9 @@ class ExampleGenerator:
     def add_sentence(self, tree: Tree, sentence: int) -> list[Inference]:
         """Generate the examples of one (prepared) gold tree; return the path taken."""
         self.report.sentences += 1
-        path = random_path(tree, self.seed, sentence)
         oracle = Oracle(tree, leaf_items(tree.tagged_words(), self.normalize))
         cache: dict[tuple[int, ...], tuple[set[int], dict[int, int]]] = {}
-        for start, end, label in path:
-            self._add_state(oracle, cache)
-            index = next(i for i in oracle.buildable()
-                         if (node := oracle.phrases[i - oracle.n_words]).start == start
-                         and node.end == end and node.label == label)
-            oracle.apply(index)
+        path = walk_randomly(oracle, self.seed, sentence, lambda state: self._add_state(state, cache))
         self.report.used += 1
         return path
 
@@ -191,24 +191,20 @@ class ExampleGenerator:
         self.report.states += 1
         for first in range(n):
             for end in range(first + 1, min(n, first + self.max_children) + 1):
-                # Features look at the children and c context items each side: same items, same features.
-                key = (first - c < 0, end + c > n) + tuple(id(x) for x in frontier[max(0, first - c):end + c])
-                # (the booleans alone do not pin the window: add how many are missing on each side)
-                key += (max(0, c - first), max(0, end + c - n))
+                # Features look at the children and c context items each side: the same items (and the
+                # same number of missing positions at the sentence edges) give the same features.
+                key = (max(0, c - first), max(0, end + c - n)) \
+                    + tuple(id(x) for x in frontier[max(0, first - c):end + c])
                 entry = cache.get(key)
                 if entry is None:
                     entry = cache[key] = (self.extractor.head_free(frontier, first, end), {})
-                self._add_span(frontier, first, end, entry, correct, whole=(first == 0 and end == n))
+                self._add_span(frontier, first, end, entry, correct)
 
     def _add_span(self, frontier: list[Item], first: int, end: int, entry: tuple[set[int], dict[int, int]],
-                  correct: set[tuple[int, int, str]], whole: bool) -> None:
+                  correct: set[tuple[int, int, str]]) -> None:
         base, rows_by_head = entry
-        children = frontier[first:end]
-        child_labels = tuple(x.label for x in children)
-        blocked = set(children[0].same_span_labels()) if end == first + 1 else set()
-        for label in (self.labels if whole else self.non_root):
-            if label in blocked:
-                continue
+        child_labels = tuple(x.label for x in frontier[first:end])
+        for label in allowed_labels(frontier, first, end, self.labels):
             head = head_child_index(label, child_labels)
             row = rows_by_head.get(head)
             if row is None:

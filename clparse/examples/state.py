@@ -75,17 +75,26 @@ class Candidate:
     label: str
 
 
+def allowed_labels(frontier: Sequence[Item], first: int, end: int, labels: Sequence[str]) -> Iterator[str]:
+    """The labels a candidate over ``frontier[first:end]`` may take, in the order given.
+
+    Not a label already on that span (one-item runs only: the item's unary chain), and ``ROOT`` only
+    over the whole frontier.
+    """
+    blocked = set(frontier[first].same_span_labels()) if end == first + 1 else set()
+    whole = first == 0 and end == len(frontier)
+    for label in labels:
+        if label not in blocked and (whole or label != ROOT_LABEL):
+            yield label
+
+
 def candidates(frontier: Sequence[Item], labels: Iterable[str], max_children: int) -> Iterator[Candidate]:
     """Every candidate inference of a state, in a fixed order (span start, span end, label)."""
     labels = tuple(labels)
     n = len(frontier)
     for first in range(n):
         for end in range(first + 1, min(n, first + max_children) + 1):
-            blocked = set(frontier[first].same_span_labels()) if end == first + 1 else set()
-            whole = first == 0 and end == n
-            for label in labels:
-                if label in blocked or (label == ROOT_LABEL and not whole):
-                    continue
+            for label in allowed_labels(frontier, first, end, labels):
                 yield Candidate(first, end, label)
 
 

@@ -305,6 +305,116 @@ def sql_command(db: Path, query: str | None, as_csv: bool, as_json: bool, write:
     click.echo(run_query(db, query, fmt="csv" if as_csv else "json" if as_json else "table", write=write), nl=False)
 
 
+# --------------------------------------------------------------------- training
+
+
+class _StopFlag:
+    """Ctrl-C / SIGTERM set a flag; training finishes and commits its current iteration, then stops.
+
+    A second Ctrl-C gives up waiting (the iteration in flight is lost, nothing stored is harmed).
+    """
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    def __call__(self) -> bool:
+        return self.requested
+
+    def install(self) -> None:
+        import signal
+
+        def handle(signum: int, _frame: object) -> None:
+            if self.requested and signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            self.requested = True
+            click.echo("\nstopping after the current iteration (it is committed first); "
+                       "run `clparse train` again to resume", err=True)
+
+        signal.signal(signal.SIGINT, handle)
+        signal.signal(signal.SIGTERM, handle)
+
+
+@main.command("train")
+@DB_OPTION
+@click.option("--labels", default=None, metavar="NP,VP,...", help="Labels to train (default: all).")
+@click.option("--until-theta", type=float, default=None, metavar="X",
+              help="Stop a label once its Θ falls below X. Default (no stop option given): "
+                   "1e-6 × the mean number of candidates per label.")
+@click.option("--max-iterations", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Stop a label at N trees in all.")
+@click.option("--max-splits", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Stop a label once its trees hold N splits in all.")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Labels trained at once, each in its own process.")
+@click.option("--stumps", is_flag=True, help="Decision stumps (trees of depth 1, paper §3.4).")
+@click.option("--max-depth", type=click.IntRange(min=1), default=None, help="Cap the depth of every tree.")
+@click.option("--loss", type=click.Choice(["logistic", "exponential"]), default="logistic", show_default=True,
+              help="Logistic loss (the paper) or exponential loss (AdaBoost, footnote 2).")
+@click.option("--checkpoint-every", type=click.IntRange(min=1), default=50, show_default=True,
+              help="Keep the margin vector every N iterations (weights of other iterations are rebuilt "
+                   "from the trees when queried).")
+def train_command(db: Path, labels: str | None, until_theta: float | None, max_iterations: int | None,
+                  max_splits: int | None, jobs: int, stumps: bool, max_depth: int | None, loss: str,
+                  checkpoint_every: int) -> None:
+    """Boost each label's decision trees (paper §2.1.2-2.1.3), resumably.
+
+    Every iteration (tree, Θ, loss, weights checkpoint) is committed in one transaction: Ctrl-C or
+    SIGTERM stops after the current iteration, a kill loses at most the iteration in flight, and
+    running the same command again resumes every label where it stopped, with trees identical to
+    an uninterrupted run. Settings (--loss, --stumps, --max-depth, --checkpoint-every) are fixed
+    per label at its first iteration. Watch a run with `clparse status`.
+    """
+    from clparse.boost import BoostSettings
+    from clparse.train import StopRule, train
+    from clparse.train.parallel import resolve
+
+    if stumps and max_depth not in (None, 1):
+        raise click.UsageError("--stumps means --max-depth 1")
+    settings = BoostSettings(loss=loss, max_depth=1 if stumps else max_depth, checkpoint_every=checkpoint_every)
+    chosen = [x.strip() for x in labels.split(",") if x.strip()] if labels else None
+    chosen, rule = resolve(db, chosen, StopRule(until_theta, max_iterations, max_splits))
+    click.echo(f"training {len(chosen)} label(s) {rule.describe()}, {jobs} at a time; Ctrl-C pauses", err=True)
+    flag = _StopFlag()
+    flag.install()
+
+    def show(label: str, result: Any) -> None:
+        click.echo(f"\r{label:<7} iteration {result.iteration:>5}  Θ {result.theta:<10.4g} splits "
+                   f"{result.tree.splits:>3}  loss {result.loss_after:<12.6g} {result.seconds:6.2f} s/it ",
+                   nl=False, err=True)
+
+    def poll() -> None:
+        from clparse.train import label_status
+
+        rows = [r for r in label_status(db) if r.label in chosen and r.state == "training"]
+        text = "  ".join(f"{r.label}:{r.iteration}/Θ{r.theta:.3g}" for r in rows if r.theta is not None)
+        click.echo(f"\r{text[:150]:<150}", nl=False, err=True)
+
+    summary = train(db, chosen, settings, rule, jobs, should_stop=flag, on_iteration=show, on_poll=poll)
+    click.echo("", err=True)
+    from clparse.train import format_status, label_status
+
+    click.echo(format_status([r for r in label_status(db) if r.label in chosen]))
+    for label, error in summary.failures.items():
+        click.echo(f"warning: label {label} failed: {error}", err=True)
+    if summary.interrupted:
+        click.echo("paused; run the same command again to resume", err=True)
+    if summary.failures:
+        sys.exit(1)
+
+
+@main.command("status")
+@DB_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def status_command(db: Path, as_json: bool) -> None:
+    """Per label: iteration, Θ, splits, loss, examples/s, state, last update (works during training)."""
+    from dataclasses import asdict
+
+    from clparse.train import format_status, label_status
+
+    rows = label_status(db)
+    click.echo(json.dumps([asdict(r) for r in rows], indent=2) if as_json else format_status(rows))
+
+
 # --------------------------------------------------------------------- quick start
 
 

@@ -187,20 +187,22 @@ def test_dbapi_adapter_basics(tmp_path: Path) -> None:
         c.execute(sa.text("DELETE FROM parent"))
 
 
-def test_older_schema_is_backed_up_then_upgraded(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Only one revision exists so far: pretend this file is one revision behind a newer head.
+def test_older_schema_is_backed_up_then_upgraded(tmp_path: Path) -> None:
     import clparse.store.database as database
 
-    migrated: list[Path] = []
-    monkeypatch.setattr(database, "known_revisions", lambda: ["0001", "0002"])
-    monkeypatch.setattr(database, "_migrate", lambda path, fresh: migrated.append(path))
-    messages: list[str] = []
-    database.check_database(db, echo=messages.append)
-    backup = db.with_name(f"{db.name}.schema-0001.bak")
-    assert migrated == [db] and backup.exists() and "backup at" in messages[0]
-    assert check_database_revision(backup) == "0001"
+    old = tmp_path / "old.sqlite"
+    database._migrate(old, fresh=True, target="0001")  # a database as the first release made it
+    assert check_database_revision(old) == "0001"
     with pytest.raises(DatabaseError, match="older"):
-        database.check_database(db, upgrade=False)
+        database.check_database(old, upgrade=False)
+    messages: list[str] = []
+    assert database.check_database(old, echo=messages.append) == schema.SCHEMA_REVISION
+    backup = old.with_name(f"{old.name}.schema-0001.bak")
+    assert backup.exists() and "backup at" in messages[0]
+    assert check_database_revision(backup) == "0001"
+    assert check_database_revision(old) == schema.SCHEMA_REVISION
+    tables = {row[0] for row in apsw.Connection(str(old)).execute("SELECT name FROM sqlite_master")}
+    assert {"iterations", "tree_nodes", "label_training", "margin_checkpoints"} <= tables
 
 
 def check_database_revision(path: Path) -> str:

@@ -115,8 +115,8 @@ def _backup(source: Path, target: Path) -> None:
     src.close()
 
 
-def _migrate(path: Path, *, fresh: bool) -> None:
-    """Run the Alembic migrations to head inside one write transaction (so concurrent callers serialize)."""
+def _migrate(path: Path, *, fresh: bool, target: str = "head") -> None:
+    """Run the Alembic migrations to ``target`` inside one write transaction (so concurrent callers serialize)."""
     engine = make_engine(path)
     with engine.connect() as connection:
         raw: dbapi.Connection = connection.connection.dbapi_connection  # type: ignore[assignment]
@@ -125,7 +125,7 @@ def _migrate(path: Path, *, fresh: bool) -> None:
             raw.apsw.execute(f"PRAGMA application_id = {int(APPLICATION_ID)}")
         config = _alembic_config()
         config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+        command.upgrade(config, target)
         connection.commit()
         raw.commit()
     engine.dispose()

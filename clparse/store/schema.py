@@ -12,6 +12,7 @@ from sqlalchemy import (
     Column,
     Float,
     ForeignKey,
+    Index,
     Integer,
     LargeBinary,
     MetaData,
@@ -24,7 +25,7 @@ from sqlalchemy import (
 #: ``PRAGMA application_id`` of every clparse database ("clpa"): tells a clparse file from any other SQLite file.
 APPLICATION_ID = 0x636C7061
 #: Newest schema revision this clparse knows (the Alembic head).
-SCHEMA_REVISION = "0001"
+SCHEMA_REVISION = "0002"
 
 metadata = MetaData()
 
@@ -127,4 +128,78 @@ label_examples = Table(
     Column("row_int32", LargeBinary, nullable=False),
     Column("y_int8", LargeBinary, nullable=False),
     Column("multiplicity_int32", LargeBinary, nullable=False),
+)
+
+
+# ---------------------------------------------------------------- boosting (revision 0002)
+
+# One row per label that training has touched: where its boosting stands. ``margins_float64`` is the
+# margin vector Q after ``iteration`` (one float64 per distinct example), so a resumed run continues
+# exactly where the last committed iteration left off.
+label_training = Table(
+    "label_training", metadata,
+    Column("label_id", Integer, ForeignKey("labels.id", ondelete="CASCADE"), primary_key=True),
+    Column("settings_json", Text, nullable=False),  # loss, max_depth, epsilon, checkpoint_every
+    Column("state", String, nullable=False),  # training | paused | stopped | converged | failed
+    Column("iteration", Integer, nullable=False),  # last committed iteration (0: none yet)
+    Column("theta", Float),  # Θ of the last committed iteration
+    Column("loss", Float, nullable=False),  # training loss after the last committed iteration
+    Column("splits", Integer, nullable=False),  # splits in all trees so far
+    Column("examples_per_second", Float),  # distinct examples through the split search per second, last iteration
+    Column("message", Text),  # why it stopped or failed
+    Column("pid", Integer),  # process that trains it (while state = training)
+    Column("started_at", String, nullable=False),
+    Column("updated_at", String, nullable=False),
+    Column("margins_float64", LargeBinary, nullable=False),
+)
+
+# One row per boosting iteration (= one tree) of a label, committed together with its nodes.
+iterations = Table(
+    "iterations", metadata,
+    Column("label_id", Integer, ForeignKey("labels.id", ondelete="CASCADE"), primary_key=True),
+    Column("iteration", Integer, primary_key=True),  # t = 1, 2, ...
+    Column("theta", Float, nullable=False),  # Θ^t = min(Θ^(t-1), root_gain)
+    Column("root_gain", Float, nullable=False),  # best loss reduction at the root this iteration
+    Column("loss_before", Float, nullable=False),  # Σ m L(y Q^(t-1))
+    Column("loss_after", Float, nullable=False),  # Σ m L(y Q^t)
+    Column("z", Float, nullable=False),  # Σ over leaves of Z_f = 2 sqrt(W+ W-)
+    Column("splits", Integer, nullable=False),
+    Column("leaves", Integer, nullable=False),
+    Column("depth", Integer, nullable=False),
+    Column("weight_positive", Float, nullable=False),  # Σ w over y = +1 at the start of the iteration
+    Column("weight_negative", Float, nullable=False),
+    Column("weight_max", Float, nullable=False),
+    Column("seconds", Float, nullable=False),  # wall time of the iteration (not part of the result)
+    Column("search_seconds", Float, nullable=False),  # of which split search
+    Column("finished_at", String, nullable=False),
+)
+
+# The nodes of every tree. A split node tests ``feature_id``: examples having it go to ``true_child``.
+tree_nodes = Table(
+    "tree_nodes", metadata,
+    Column("label_id", Integer, ForeignKey("labels.id", ondelete="CASCADE"), primary_key=True),
+    Column("iteration", Integer, primary_key=True),
+    Column("node", Integer, primary_key=True),  # 0 = root, then breadth-first
+    Column("parent", Integer),
+    Column("depth", Integer, nullable=False),
+    Column("feature_id", Integer),  # NULL for a leaf
+    Column("gain", Float),  # ΔZ of the split (NULL for a leaf)
+    Column("best_gain", Float, nullable=False),  # best ΔZ found here (a leaf's, below Θ^t, says how close it came)
+    Column("w_positive", Float, nullable=False),  # W+ of the examples reaching the node
+    Column("w_negative", Float, nullable=False),
+    Column("examples", Integer, nullable=False),  # distinct examples reaching the node
+    Column("candidates", Integer, nullable=False),  # examples counted with multiplicity
+    Column("confidence", Float),  # κ of a leaf (NULL for a split)
+    Column("true_child", Integer),
+    Column("false_child", Integer),
+    Index("tree_nodes_by_feature", "feature_id"),
+)
+
+# Margin vectors Q after an iteration, kept every ``checkpoint_every`` iterations (within a size budget);
+# the weights of any other iteration are rebuilt exactly from the nearest checkpoint and the stored trees.
+margin_checkpoints = Table(
+    "margin_checkpoints", metadata,
+    Column("label_id", Integer, ForeignKey("labels.id", ondelete="CASCADE"), primary_key=True),
+    Column("iteration", Integer, primary_key=True),
+    Column("margins_float64", LargeBinary, nullable=False),
 )

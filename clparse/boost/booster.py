@@ -1,0 +1,113 @@
+"""One label's boosting loop, in memory: weights from margins, grow a tree, update margins.
+
+The booster knows nothing of the database; :mod:`clparse.store.training` loads its inputs and
+commits each :class:`IterationResult`. Its whole state is (iteration, Θ, margins), so a booster
+rebuilt from a committed state continues bit-identically.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from clparse.boost.loss import LOSSES, example_weights, total_loss
+from clparse.boost.tree import GrownTree, grow_tree
+from clparse.errors import ConfigurationError
+
+
+@dataclass(frozen=True)
+class BoostSettings:
+    """How a label is boosted; stored with the label and fixed once training starts."""
+
+    loss: str = "logistic"
+    max_depth: int | None = None  # 1 = decision stumps (paper §3.4); None = grown until no leaf reaches Θ
+    epsilon: float = 1e-8
+    checkpoint_every: int = 50  # keep the margin vector every N iterations (SQL weights at any iteration)
+
+    def __post_init__(self) -> None:
+        if self.loss not in LOSSES:
+            raise ConfigurationError(f"unknown loss {self.loss!r}; choose one of {', '.join(LOSSES)}")
+        if self.max_depth is not None and self.max_depth < 1:
+            raise ConfigurationError(f"max_depth must be at least 1, got {self.max_depth}")
+        if not self.epsilon > 0:
+            raise ConfigurationError(f"epsilon must be positive, got {self.epsilon}")
+        if self.checkpoint_every < 1:
+            raise ConfigurationError(f"checkpoint_every must be at least 1, got {self.checkpoint_every}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> BoostSettings:
+        return cls(**values)
+
+
+@dataclass
+class IterationResult:
+    iteration: int
+    tree: GrownTree
+    loss_before: float
+    loss_after: float
+    weight_positive: float
+    weight_negative: float
+    weight_max: float
+    seconds: float
+    search_seconds: float
+
+    @property
+    def theta(self) -> float:
+        return self.tree.theta
+
+    @property
+    def z(self) -> float:
+        return float(sum(2.0 * math.sqrt(n.w_positive * n.w_negative) for n in self.tree.nodes if n.is_leaf))
+
+
+class Booster:
+    """Boosting state of one label over its (deduplicated) examples."""
+
+    def __init__(self, indptr: np.ndarray, indices: np.ndarray, n_features: int, y: np.ndarray,
+                 multiplicity: np.ndarray, settings: BoostSettings = BoostSettings(),
+                 margins: np.ndarray | None = None, iteration: int = 0, theta: float = math.inf) -> None:
+        self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+        self.indices = np.ascontiguousarray(indices, dtype=np.int32)
+        self.n_features = n_features
+        self.y = np.ascontiguousarray(y, dtype=np.int8)
+        self.positive = self.y > 0
+        self.multiplicity = np.ascontiguousarray(multiplicity, dtype=np.float64)
+        self.settings = settings
+        n = len(self.y)
+        self.margins = np.zeros(n, dtype=np.float64) if margins is None else np.array(margins, dtype=np.float64)
+        if self.margins.shape != (n,):
+            raise ValueError(f"margins have shape {self.margins.shape}, expected ({n},)")
+        self.iteration = iteration
+        self.theta = theta
+
+    def weights(self) -> np.ndarray:
+        return example_weights(self.settings.loss, self.y, self.multiplicity, self.margins)
+
+    def loss(self) -> float:
+        return total_loss(self.settings.loss, self.y, self.multiplicity, self.margins)
+
+    def step(self) -> IterationResult | None:
+        """Grow and add the next tree; None when no split reduces loss at all (converged)."""
+        start = time.perf_counter()
+        weights = self.weights()
+        loss_before = self.loss()
+        tree = grow_tree(self.indptr, self.indices, self.n_features, self.positive, weights, self.multiplicity,
+                         self.theta, self.settings.max_depth, self.settings.epsilon)
+        search_seconds = time.perf_counter() - start
+        if tree.splits == 0:
+            return None
+        values = tree.arrays()[3]
+        self.margins += values[tree.leaf_of]
+        self.iteration += 1
+        self.theta = tree.theta
+        return IterationResult(
+            self.iteration, tree, loss_before, self.loss(),
+            float(weights[self.positive].sum()), float(weights[~self.positive].sum()),
+            float(weights.max()) if len(weights) else 0.0, time.perf_counter() - start, search_seconds)

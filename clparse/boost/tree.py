@@ -1,0 +1,159 @@
+"""Growing one confidence-rated decision tree under the MRL threshold (paper §2.1.2-2.1.3).
+
+For leaf f, W_{f,±} are the summed weights of its examples with y = ±1 and Z_f = 2 sqrt(W+ W-).
+Splitting f on feature φ reduces loss by ΔZ = Z_f - Z_{f∧φ} - Z_{f∧¬φ}. The root's best ΔZ sets
+Θ^t = min(Θ^(t-1), best root ΔZ); then every leaf whose best ΔZ reaches Θ^t is split, recursively.
+Leaves are grown level by level (all leaves of a depth in one pass over their non-zeros); since a
+leaf's split depends only on its own examples, the tree does not depend on the visiting order.
+Ties between features go to the lowest feature id. Leaves get κ = ½ ln((W+ + ε)/(W- + ε)).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from clparse.boost.kernels import route, slot_histograms
+
+
+@dataclass
+class Node:
+    node: int
+    parent: int | None
+    depth: int
+    best_feature: int  # the best split found here (-1: none possible)
+    best_gain: float
+    w_positive: float
+    w_negative: float
+    examples: int
+    candidates: int
+    feature: int = -1  # the split taken (-1: a leaf)
+    confidence: float | None = None
+    true_child: int | None = None
+    false_child: int | None = None
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.feature < 0
+
+
+@dataclass
+class GrownTree:
+    nodes: list[Node]
+    theta: float
+    root_gain: float
+    leaf_of: np.ndarray  # the leaf (node id) each example ends in
+
+    @property
+    def splits(self) -> int:
+        return sum(1 for n in self.nodes if not n.is_leaf)
+
+    @property
+    def depth(self) -> int:
+        return max(n.depth for n in self.nodes)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(feature, true_child, false_child, value) per node, as the kernels take them."""
+        return tree_arrays([(n.feature, n.true_child, n.false_child, n.confidence) for n in self.nodes])
+
+
+def tree_arrays(rows: list[tuple[int | None, int | None, int | None, float | None]]
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Kernel arrays from (feature or None/-1, true child, false child, confidence) per node id."""
+    feature = np.array([-1 if f is None else f for f, _, _, _ in rows], dtype=np.int32)
+    true_child = np.array([-1 if t is None else t for _, t, _, _ in rows], dtype=np.int32)
+    false_child = np.array([-1 if f is None else f for _, _, f, _ in rows], dtype=np.int32)
+    value = np.array([0.0 if v is None else v for _, _, _, v in rows], dtype=np.float64)
+    return feature, true_child, false_child, value
+
+
+def z_loss(w_positive: np.ndarray | float, w_negative: np.ndarray | float) -> np.ndarray:
+    """Z = 2 sqrt(W+ W-) (Eq. 10)."""
+    return 2.0 * np.sqrt(np.asarray(w_positive) * np.asarray(w_negative))
+
+
+def split_gains(histogram: np.ndarray, w_positive: float, w_negative: float) -> np.ndarray:
+    """ΔZ of splitting a leaf with totals (W+, W-) on every feature (Eq. 12); 0 where one side would be empty.
+
+    ``histogram[0, f]`` / ``histogram[1, f]``: W+ / W- of the leaf's examples that have feature f.
+    """
+    with_pos, with_neg = histogram[0], histogram[1]
+    # The complement by subtraction can dip a rounding error below zero: clip it.
+    without_pos = np.maximum(w_positive - with_pos, 0.0)
+    without_neg = np.maximum(w_negative - with_neg, 0.0)
+    gains = z_loss(w_positive, w_negative) - z_loss(with_pos, with_neg) - z_loss(without_pos, without_neg)
+    valid = ((with_pos + with_neg) > 0.0) & ((without_pos + without_neg) > 0.0)
+    return np.where(valid, gains, 0.0)
+
+
+def confidence(w_positive: float, w_negative: float, epsilon: float) -> float:
+    """κ = ½ ln((W+ + ε) / (W- + ε)) (Eq. 14)."""
+    return float(0.5 * np.log((w_positive + epsilon) / (w_negative + epsilon)))
+
+
+def grow_tree(indptr: np.ndarray, indices: np.ndarray, n_features: int, positive: np.ndarray,
+              weights: np.ndarray, multiplicity: np.ndarray, theta_before: float,
+              max_depth: int | None = None, epsilon: float = 1e-8) -> GrownTree:
+    """Grow q^t on examples (CSR rows with sorted indices) with weights w^t; ``theta_before`` is Θ^(t-1)."""
+    n = len(weights)
+    node_of = np.zeros(n, dtype=np.int32)
+    w_pos_all = np.where(positive, weights, 0.0)
+    w_neg_all = np.where(positive, 0.0, weights)
+    nodes = [_new_node(0, None, 0, node_of, w_pos_all, w_neg_all, multiplicity)]
+    open_nodes = [0]
+    theta = root_gain = 0.0
+    while open_nodes:
+        slot_of_node = np.full(len(nodes), -1, dtype=np.int32)
+        slot_of_node[open_nodes] = np.arange(len(open_nodes), dtype=np.int32)
+        histograms = slot_histograms(indptr, indices, slot_of_node[node_of], weights, positive,
+                                     len(open_nodes), n_features)
+        for s, node_id in enumerate(open_nodes):
+            node = nodes[node_id]
+            gains = split_gains(histograms[s], node.w_positive, node.w_negative)
+            best = int(np.argmax(gains))  # the first maximum: ties go to the lowest feature id
+            node.best_feature, node.best_gain = (best, float(gains[best])) if gains[best] > 0.0 else (-1, 0.0)
+        if nodes[0].depth == 0 and open_nodes == [0]:
+            root_gain = nodes[0].best_gain
+            theta = min(theta_before, root_gain)
+        next_open: list[int] = []
+        for node_id in open_nodes:
+            node = nodes[node_id]
+            deep_enough = max_depth is not None and node.depth >= max_depth
+            if node.best_feature < 0 or node.best_gain < theta or deep_enough:
+                continue
+            node.feature = node.best_feature
+            node.true_child, node.false_child = len(nodes), len(nodes) + 1
+            nodes.append(_placeholder(node.true_child, node_id, node.depth + 1))
+            nodes.append(_placeholder(node.false_child, node_id, node.depth + 1))
+            next_open += [node.true_child, node.false_child]
+        if not next_open:
+            break
+        feature, true_child, false_child, _ = tree_arrays(
+            [(nd.feature, nd.true_child, nd.false_child, None) for nd in nodes])
+        route(indptr, indices, node_of, feature, true_child, false_child)
+        for node_id in next_open:
+            nodes[node_id] = _new_node(node_id, nodes[node_id].parent, nodes[node_id].depth, node_of,
+                                       w_pos_all, w_neg_all, multiplicity)
+        open_nodes = next_open
+    for node in nodes:
+        if node.is_leaf:
+            node.confidence = confidence(node.w_positive, node.w_negative, epsilon)
+    return GrownTree(nodes, theta, root_gain, node_of)
+
+
+def _placeholder(node_id: int, parent: int, depth: int) -> Node:
+    return Node(node_id, parent, depth, -1, 0.0, 0.0, 0.0, 0, 0)
+
+
+def _new_node(node_id: int, parent: int | None, depth: int, node_of: np.ndarray, w_pos_all: np.ndarray,
+              w_neg_all: np.ndarray, multiplicity: np.ndarray) -> Node:
+    """A node with W± summed over its examples in example order (the same order as the kernel's sums)."""
+    members = node_of == node_id
+    return Node(node_id, parent, depth, -1, 0.0, float(_ordered_sum(w_pos_all[members])),
+                float(_ordered_sum(w_neg_all[members])), int(members.sum()), int(multiplicity[members].sum()))
+
+
+def _ordered_sum(values: np.ndarray) -> float:
+    """Left-to-right sum (numpy's sum is pairwise; this matches the histogram kernel's accumulation order)."""
+    return float(np.add.accumulate(values)[-1]) if len(values) else 0.0

@@ -1,0 +1,59 @@
+"""Where every label's training stands, read from the database (works while training runs)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from clparse.store import schema
+from clparse.store.database import open_engine
+
+
+@dataclass
+class LabelStatus:
+    label: str
+    iteration: int
+    theta: float | None
+    splits: int
+    loss: float | None
+    examples_per_second: float | None
+    state: str  # pending (never trained) or a label_training state; "training?" when its process is gone
+    updated_at: str | None
+    message: str | None
+
+
+def label_status(db: str | Path) -> list[LabelStatus]:
+    from clparse.train.label import pid_alive
+
+    lb, lt = schema.labels, schema.label_training
+    engine = open_engine(db, readonly=True)
+    query = sa.select(lb.c.name, lt.c.iteration, lt.c.theta, lt.c.splits, lt.c.loss, lt.c.examples_per_second,
+                      lt.c.state, lt.c.updated_at, lt.c.message, lt.c.pid
+                      ).select_from(lb.outerjoin(lt, lt.c.label_id == lb.c.id)).order_by(lb.c.name)
+    with engine.connect() as connection:
+        rows = connection.execute(query).all()
+    engine.dispose()
+    out = []
+    for name, iteration, theta, splits, loss, eps, state, updated, message, pid in rows:
+        if state is None:
+            state = "pending"
+        elif state == "training" and not pid_alive(pid):
+            state, message = "interrupted", "its process is gone (killed?); run `clparse train` to resume"
+        out.append(LabelStatus(name, iteration or 0, theta, splits or 0, loss, eps, state, updated, message))
+    return out
+
+
+def format_status(rows: list[LabelStatus]) -> str:
+    header = f"{'label':<8} {'iter':>6} {'Θ':>10} {'splits':>7} {'loss':>12} {'ex/s':>10}  {'state':<11} last update"
+    lines = [header, "-" * len(header)]
+    for r in rows:
+        theta = "" if r.theta is None else f"{r.theta:.4g}"
+        loss = "" if r.loss is None else f"{r.loss:.6g}"
+        eps = "" if r.examples_per_second is None else f"{r.examples_per_second:,.0f}"
+        lines.append(f"{r.label:<8} {r.iteration:>6} {theta:>10} {r.splits:>7} {loss:>12} {eps:>10}  "
+                     f"{r.state:<11} {r.updated_at or ''}")
+    total_splits = sum(r.splits for r in rows)
+    lines.append(f"{len(rows)} labels, {sum(r.iteration for r in rows)} trees, {total_splits} splits")
+    return "\n".join(lines)

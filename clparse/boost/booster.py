@@ -86,12 +86,15 @@ class Booster:
             raise ValueError(f"margins have shape {self.margins.shape}, expected ({n},)")
         self.iteration = iteration
         self.theta = theta
+        self._loss: float | None = None  # the loss of the current margins, once computed
 
     def weights(self) -> np.ndarray:
         return example_weights(self.settings.loss, self.y, self.multiplicity, self.margins)
 
     def loss(self) -> float:
-        return total_loss(self.settings.loss, self.y, self.multiplicity, self.margins)
+        if self._loss is None:
+            self._loss = total_loss(self.settings.loss, self.y, self.multiplicity, self.margins)
+        return self._loss
 
     def step(self) -> IterationResult | None:
         """Grow and add the next tree; None when no split reduces loss at all (converged)."""
@@ -105,6 +108,7 @@ class Booster:
             return None
         values = tree.arrays()[3]
         self.margins += values[tree.leaf_of]
+        self._loss = None
         self.iteration += 1
         self.theta = tree.theta
         return IterationResult(

@@ -5,7 +5,7 @@ Splitting f on feature φ reduces loss by ΔZ = Z_f - Z_{f∧φ} - Z_{f∧¬φ}.
 Θ^t = min(Θ^(t-1), best root ΔZ); then every leaf whose best ΔZ reaches Θ^t is split, recursively.
 Leaves are grown level by level (all leaves of a depth in one pass over their non-zeros); since a
 leaf's split depends only on its own examples, the tree does not depend on the visiting order.
-Ties between features go to the lowest feature id. Leaves get κ = ½ ln((W+ + ε)/(W- + ε)).
+Ties between features (gains within :data:`TIE_TOLERANCE`) go to the lowest feature id. Leaves get κ = ½ ln((W+ + ε)/(W- + ε)).
 """
 
 from __future__ import annotations
@@ -87,6 +87,22 @@ def split_gains(histogram: np.ndarray, w_positive: float, w_negative: float) -> 
     return np.where(valid, gains, 0.0)
 
 
+#: Gains this close (relative) to the best are ties. A feature and its complement in a leaf make the same
+#: split, but one side's weights are summed and the other's subtracted, so their gains can differ in the
+#: last bits; without a tolerance the lowest-id rule would depend on rounding.
+TIE_TOLERANCE = 1e-12
+
+
+def best_split(gains: np.ndarray) -> int:
+    """The lowest feature id among those whose gain ties the best (-1 if nothing reduces loss)."""
+    if not len(gains):
+        return -1
+    best = float(gains.max())
+    if best <= 0.0:
+        return -1
+    return int(np.flatnonzero(gains >= best * (1.0 - TIE_TOLERANCE))[0])
+
+
 def confidence(w_positive: float, w_negative: float, epsilon: float) -> float:
     """κ = ½ ln((W+ + ε) / (W- + ε)) (Eq. 14)."""
     return float(0.5 * np.log((w_positive + epsilon) / (w_negative + epsilon)))
@@ -100,7 +116,8 @@ def grow_tree(indptr: np.ndarray, indices: np.ndarray, n_features: int, positive
     node_of = np.zeros(n, dtype=np.int32)
     w_pos_all = np.where(positive, weights, 0.0)
     w_neg_all = np.where(positive, 0.0, weights)
-    nodes = [_new_node(0, None, 0, node_of, w_pos_all, w_neg_all, multiplicity)]
+    nodes = [_placeholder(0, None, 0)]
+    _fill_totals(nodes, [0], node_of, w_pos_all, w_neg_all, multiplicity)
     open_nodes = [0]
     theta = root_gain = 0.0
     while open_nodes:
@@ -111,8 +128,8 @@ def grow_tree(indptr: np.ndarray, indices: np.ndarray, n_features: int, positive
         for s, node_id in enumerate(open_nodes):
             node = nodes[node_id]
             gains = split_gains(histograms[s], node.w_positive, node.w_negative)
-            best = int(np.argmax(gains))  # the first maximum: ties go to the lowest feature id
-            node.best_feature, node.best_gain = (best, float(gains[best])) if gains[best] > 0.0 else (-1, 0.0)
+            best = best_split(gains)
+            node.best_feature, node.best_gain = (best, float(gains[best])) if best >= 0 else (-1, 0.0)
         if nodes[0].depth == 0 and open_nodes == [0]:
             root_gain = nodes[0].best_gain
             theta = min(theta_before, root_gain)
@@ -132,9 +149,7 @@ def grow_tree(indptr: np.ndarray, indices: np.ndarray, n_features: int, positive
         feature, true_child, false_child, _ = tree_arrays(
             [(nd.feature, nd.true_child, nd.false_child, None) for nd in nodes])
         route(indptr, indices, node_of, feature, true_child, false_child)
-        for node_id in next_open:
-            nodes[node_id] = _new_node(node_id, nodes[node_id].parent, nodes[node_id].depth, node_of,
-                                       w_pos_all, w_neg_all, multiplicity)
+        _fill_totals(nodes, next_open, node_of, w_pos_all, w_neg_all, multiplicity)
         open_nodes = next_open
     for node in nodes:
         if node.is_leaf:
@@ -142,18 +157,23 @@ def grow_tree(indptr: np.ndarray, indices: np.ndarray, n_features: int, positive
     return GrownTree(nodes, theta, root_gain, node_of)
 
 
-def _placeholder(node_id: int, parent: int, depth: int) -> Node:
+def _placeholder(node_id: int, parent: int | None, depth: int) -> Node:
     return Node(node_id, parent, depth, -1, 0.0, 0.0, 0.0, 0, 0)
 
 
-def _new_node(node_id: int, parent: int | None, depth: int, node_of: np.ndarray, w_pos_all: np.ndarray,
-              w_neg_all: np.ndarray, multiplicity: np.ndarray) -> Node:
-    """A node with W± summed over its examples in example order (the same order as the kernel's sums)."""
-    members = node_of == node_id
-    return Node(node_id, parent, depth, -1, 0.0, float(_ordered_sum(w_pos_all[members])),
-                float(_ordered_sum(w_neg_all[members])), int(members.sum()), int(multiplicity[members].sum()))
+def _fill_totals(nodes: list[Node], node_ids: list[int], node_of: np.ndarray, w_pos_all: np.ndarray,
+                 w_neg_all: np.ndarray, multiplicity: np.ndarray) -> None:
+    """W±, example and candidate counts of the given nodes.
 
-
-def _ordered_sum(values: np.ndarray) -> float:
-    """Left-to-right sum (numpy's sum is pairwise; this matches the histogram kernel's accumulation order)."""
-    return float(np.add.accumulate(values)[-1]) if len(values) else 0.0
+    ``np.bincount`` adds each bin's weights one by one in example order: the same order, hence the
+    same rounding, as the histogram kernel's sums.
+    """
+    size = len(nodes)
+    w_pos = np.bincount(node_of, weights=w_pos_all, minlength=size)
+    w_neg = np.bincount(node_of, weights=w_neg_all, minlength=size)
+    examples = np.bincount(node_of, minlength=size)
+    candidates = np.bincount(node_of, weights=multiplicity, minlength=size)
+    for node_id in node_ids:
+        node = nodes[node_id]
+        node.w_positive, node.w_negative = float(w_pos[node_id]), float(w_neg[node_id])
+        node.examples, node.candidates = int(examples[node_id]), int(round(candidates[node_id]))

@@ -31,24 +31,29 @@ def register_functions(connection: apsw.Connection) -> None:
     """SQL functions that open the typed blobs, so plain SQL can reach every example.
 
     * ``clparse_row_features(row)``: JSON array of the feature ids of a distinct feature row;
-    * ``clparse_example(label, n)``: JSON ``{"row", "y", "multiplicity"}`` of a label's n-th distinct example.
+    * ``clparse_example(label, n)``: JSON ``{"row", "y", "multiplicity"}`` of a label's n-th distinct example;
+    * ``clparse_weights(label, t)`` (table): every distinct example's margin and weight at iteration t.
 
     Combine them with SQLite's ``json_each`` to list an example's features (README has examples).
     """
 
+    chunk_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # the last chunk read: queries walk rows in order
+
     def row_features(row: int) -> str | None:
         found = connection.execute(
-            "SELECT first_row, indptr_int64, indices_int32 FROM feature_rows "
-            "WHERE first_row <= ? ORDER BY first_row DESC LIMIT 1", (row,)).fetchall()
-        if not found:
+            "SELECT first_row, row_count FROM feature_rows WHERE first_row <= ? ORDER BY first_row DESC LIMIT 1",
+            (row,)).fetchall()
+        if not found or row - found[0][0] >= found[0][1]:
             return None
-        first, indptr_blob, indices_blob = found[0]
-        indptr = np.frombuffer(indptr_blob, dtype="<i8")
+        first = found[0][0]
+        if first not in chunk_cache:
+            blobs = connection.execute("SELECT indptr_int64, indices_int32 FROM feature_rows WHERE first_row = ?",
+                                       (first,)).fetchall()[0]
+            chunk_cache.clear()
+            chunk_cache[first] = (np.frombuffer(blobs[0], dtype="<i8"), np.frombuffer(blobs[1], dtype="<i4"))
+        indptr, indices = chunk_cache[first]
         local = row - first
-        if local + 1 >= len(indptr):
-            return None
-        ids = np.frombuffer(indices_blob, dtype="<i4")[indptr[local]:indptr[local + 1]]
-        return json.dumps(ids.tolist())
+        return json.dumps(indices[indptr[local]:indptr[local + 1]].tolist())
 
     def example(label: str, n: int) -> str | None:
         found = connection.execute(
@@ -67,6 +72,26 @@ def register_functions(connection: apsw.Connection) -> None:
 
     connection.create_scalar_function("clparse_row_features", row_features, 1, deterministic=True)
     connection.create_scalar_function("clparse_example", example, 2, deterministic=True)
+    _register_weights(connection)
+
+
+def _register_weights(connection: apsw.Connection) -> None:
+    """``clparse_weights(label, t)``: one row per distinct example with the weight that grew tree t."""
+    import apsw.ext
+
+    from clparse.store.weights import WEIGHT_COLUMNS, weights_at
+
+    db = connection.filename
+
+    def clparse_weights(label: str, iteration: int):  # type: ignore[no-untyped-def]
+        try:
+            yield from weights_at(db, label, int(iteration))
+        except ClparseError as exc:
+            raise ValueError(str(exc)) from None
+
+    clparse_weights.columns = WEIGHT_COLUMNS  # type: ignore[attr-defined]
+    clparse_weights.column_access = apsw.ext.VTColumnAccess.By_Index  # type: ignore[attr-defined]
+    apsw.ext.make_virtual_module(connection, "clparse_weights", clparse_weights)
 
 
 def run_query(db: str | Path, query: str, fmt: str = "table", *, write: bool = False) -> str:
@@ -85,7 +110,7 @@ def run_query(db: str | Path, query: str, fmt: str = "table", *, write: bool = F
         rows = [list(row) for row in cursor.execute(query)]
     except apsw.ReadOnlyError:
         raise ClparseError("the database is opened read-only; add --write to change it") from None
-    except apsw.Error as exc:
+    except (apsw.Error, ValueError) as exc:  # ValueError: raised inside a clparse SQL function
         raise ClparseError(f"SQL error: {exc}") from None
     finally:
         connection.close()

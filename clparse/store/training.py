@@ -59,9 +59,9 @@ class LabelState:
 class TrainingStore:
     """Reads examples and reads/writes boosting state of one database."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
         self.path = Path(path)
-        self.engine = open_engine(self.path)
+        self.engine = open_engine(self.path, readonly=readonly)
         with self.engine.connect() as connection:
             run = connection.execute(sa.select(schema.runs.c.id)).scalar()
         if run is None:

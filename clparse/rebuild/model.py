@@ -1,0 +1,160 @@
+"""The parser's model at Θ̂: for each label λ the trees 1..t with Θ_λ^t >= Θ̂ > Θ_λ^(t+1).
+
+Since Θ only falls during training, that is a prefix of the stored trees. A label whose training
+has not yet gone below Θ̂ (and has not converged) is not calibrated at Θ̂: loading refuses and
+names it, rather than silently using a shorter ensemble. Everything else the parser needs (the
+feature ids, vocabulary, feature settings, K) comes from the same database.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import sqlalchemy as sa
+from numba import njit
+
+from clparse.errors import ConfigurationError, DatabaseError
+from clparse.examples.features import FeatureConfig, FeatureKey
+from clparse.preprocess.vocabulary import Vocabulary
+from clparse.store import schema
+from clparse.store.database import open_engine
+
+
+@dataclass
+class LabelEnsemble:
+    """A label's trees flattened into node arrays (child indices are global); ``roots`` per tree."""
+
+    label: str
+    trees: int
+    splits: int
+    roots: np.ndarray
+    feature: np.ndarray
+    true_child: np.ndarray
+    false_child: np.ndarray
+    value: np.ndarray
+
+    def score(self, indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
+        """Q(I) = Σ_t q^t(I) for every row (sorted feature ids) of a CSR batch."""
+        return _score_rows(indptr, indices, self.roots, self.feature, self.true_child, self.false_child, self.value)
+
+
+@njit(cache=True, nogil=True)
+def _score_rows(indptr: np.ndarray, indices: np.ndarray, roots: np.ndarray, feature: np.ndarray,
+                true_child: np.ndarray, false_child: np.ndarray, value: np.ndarray) -> np.ndarray:
+    out = np.zeros(indptr.shape[0] - 1, dtype=np.float64)
+    for i in range(indptr.shape[0] - 1):
+        lo, hi = indptr[i], indptr[i + 1]
+        total = 0.0
+        for t in range(roots.shape[0]):  # trees in order: the same additions training made
+            node = roots[t]
+            while feature[node] >= 0:
+                f = feature[node]
+                a, b = lo, hi
+                found = False
+                while a < b:
+                    mid = (a + b) >> 1
+                    if indices[mid] == f:
+                        found = True
+                        break
+                    if indices[mid] < f:
+                        a = mid + 1
+                    else:
+                        b = mid
+                node = true_child[node] if found else false_child[node]
+            total += value[node]
+        out[i] = total
+    return out
+
+
+@dataclass
+class ParserModel:
+    theta: float
+    ensembles: dict[str, LabelEnsemble]
+    feature_ids: dict[FeatureKey, int]
+    vocabulary: Vocabulary
+    features: FeatureConfig
+    max_children: int
+    db: Path
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(sorted(self.ensembles))
+
+    @property
+    def splits(self) -> int:
+        return sum(e.splits for e in self.ensembles.values())
+
+
+def trees_at_theta(connection: sa.Connection, theta: float) -> tuple[dict[str, int], dict[str, str]]:
+    """(label -> number of trees at Θ̂, label -> why it is not calibrated at Θ̂) for every label."""
+    lb, lt, it = schema.labels, schema.label_training, schema.iterations
+    rows = connection.execute(sa.select(lb.c.id, lb.c.name, lt.c.state, lt.c.iteration, lt.c.theta)
+                              .select_from(lb.outerjoin(lt, lt.c.label_id == lb.c.id)).order_by(lb.c.name)).all()
+    counts: dict[str, int] = {}
+    missing: dict[str, str] = {}
+    for label_id, name, state, iteration, last_theta in rows:
+        if state is None:
+            missing[name] = "never trained"
+            continue
+        kept = connection.execute(sa.select(sa.func.count()).select_from(it).where(
+            it.c.label_id == label_id, it.c.theta >= theta)).scalar_one()
+        passed = kept < (iteration or 0) or state == "converged"
+        if not passed:
+            missing[name] = f"trained only down to Θ = {last_theta:.6g}" if last_theta is not None \
+                else "no iteration yet"
+        counts[name] = int(kept)
+    return counts, missing
+
+
+def load_model(db: str | Path, theta: float) -> ParserModel:
+    """Rebuild every label's classifier at Θ̂ = ``theta`` from the database."""
+    db = Path(db)
+    if not (theta > 0 and math.isfinite(theta)):
+        raise ConfigurationError(f"Θ̂ must be a positive number, got {theta}")
+    engine = open_engine(db, readonly=True)
+    with engine.connect() as connection:
+        run = connection.execute(sa.select(schema.runs)).mappings().first()
+        if run is None:
+            raise DatabaseError(f"{db}: no prepared run; run `clparse prepare` and `clparse train` first")
+        config = json.loads(run["config_json"])
+        counts, missing = trees_at_theta(connection, theta)
+        if missing:
+            listed = "; ".join(f"{label}: {why}" for label, why in missing.items())
+            raise ConfigurationError(f"{db}: not every label is trained past Θ̂ = {theta:g} ({listed}); "
+                                     f"train further (`clparse train --until-theta {theta:g}`) or pick a larger Θ̂")
+        ensembles = {label: _ensemble(connection, label, count) for label, count in counts.items()}
+        f = schema.features
+        feature_ids = {(t, i, p, v): int(fid) for fid, t, i, p, v in connection.execute(
+            sa.select(f.c.id, f.c.template, f.c.item, f.c.property, f.c.value).where(f.c.run_id == run["id"]))}
+        words = connection.execute(sa.select(schema.vocabulary.c.word, schema.vocabulary.c.count)
+                                   .where(schema.vocabulary.c.run_id == run["id"])).all()
+    engine.dispose()
+    settings = config["settings"]
+    return ParserModel(theta, ensembles, feature_ids, Vocabulary.from_rows(words, settings["vocab_min"]),
+                       FeatureConfig.from_dict(settings["features"]), settings["max_children"], db)
+
+
+def _ensemble(connection: sa.Connection, label: str, count: int) -> LabelEnsemble:
+    lb, tn = schema.labels, schema.tree_nodes
+    rows = connection.execute(
+        sa.select(tn.c.iteration, tn.c.node, tn.c.feature_id, tn.c.true_child, tn.c.false_child, tn.c.confidence)
+        .select_from(tn.join(lb, lb.c.id == tn.c.label_id))
+        .where(lb.c.name == label, tn.c.iteration <= count).order_by(tn.c.iteration, tn.c.node)).all()
+    roots, offsets = [], {}
+    feature, true_child, false_child, value = [], [], [], []
+    for iteration, node, fid, t, f, conf in rows:
+        if node == 0:
+            offsets[iteration] = len(feature)
+            roots.append(len(feature))
+        base = offsets[iteration]
+        feature.append(-1 if fid is None else fid)
+        true_child.append(-1 if t is None else base + t)
+        false_child.append(-1 if f is None else base + f)
+        value.append(0.0 if conf is None else conf)
+    return LabelEnsemble(label, count, sum(1 for x in feature if x >= 0), np.array(roots, dtype=np.int64),
+                         np.array(feature, dtype=np.int32), np.array(true_child, dtype=np.int64),
+                         np.array(false_child, dtype=np.int64), np.array(value, dtype=np.float64))

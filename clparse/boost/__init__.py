@@ -3,4 +3,4 @@
 from clparse.boost.booster import Booster, BoostSettings, IterationResult
 from clparse.boost.tree import GrownTree, Node, grow_tree
 
-__all__ = ["Booster", "BoostSettings", "GrownTree", "IterationResult", "Node", "grow_tree"]
+__all__ = ["BoostSettings", "Booster", "GrownTree", "IterationResult", "Node", "grow_tree"]

@@ -3,8 +3,8 @@
 from clparse.preprocess.heads import base_label, head_child, head_child_index, lexical_head
 from clparse.preprocess.pipeline import (
     ROOT_LABEL,
-    Preprocessed,
     PreprocessConfig,
+    Preprocessed,
     PreprocessReport,
     RemovedToken,
     preprocess_tree,

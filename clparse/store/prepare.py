@@ -25,7 +25,13 @@ from clparse import __version__
 from clparse.errors import ConfigurationError, DatabaseError
 from clparse.examples.features import FeatureConfig, FeatureDictionary
 from clparse.examples.generate import ExampleGenerator, GenerationReport
-from clparse.preprocess import PreprocessConfig, Preprocessed, PreprocessReport, Vocabulary, preprocess_treebank
+from clparse.preprocess import (
+    PreprocessConfig,
+    Preprocessed,
+    PreprocessReport,
+    Vocabulary,
+    preprocess_treebank,
+)
 from clparse.read import read_trees
 from clparse.read.ptb import format_tree
 from clparse.store import schema

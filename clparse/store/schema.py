@@ -25,7 +25,7 @@ from sqlalchemy import (
 #: ``PRAGMA application_id`` of every clparse database ("clpa"): tells a clparse file from any other SQLite file.
 APPLICATION_ID = 0x636C7061
 #: Newest schema revision this clparse knows (the Alembic head).
-SCHEMA_REVISION = "0002"
+SCHEMA_REVISION = "0003"
 
 metadata = MetaData()
 
@@ -202,4 +202,59 @@ margin_checkpoints = Table(
     Column("label_id", Integer, ForeignKey("labels.id", ondelete="CASCADE"), primary_key=True),
     Column("iteration", Integer, primary_key=True),
     Column("margins_float64", LargeBinary, nullable=False),
+)
+
+
+# ---------------------------------------------------------------- tagging and calibration (revision 0003)
+
+# The POS tagger prepare trains on the training split (NLTK's averaged perceptron), as JSON.
+taggers = Table(
+    "taggers", metadata,
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("model_json", Text, nullable=False),
+    Column("train_sentences", Integer, nullable=False),
+    Column("dev_accuracy", Float),  # token accuracy on the dev split (NULL without one)
+    Column("seconds", Float, nullable=False),
+    Column("created_at", String, nullable=False),
+)
+
+# One calibration: a dev set and search settings; its points are parsed one Θ̂ at a time.
+calibrations = Table(
+    "calibrations", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("settings_digest", String, nullable=False, unique=True),  # dev sentences + search settings
+    Column("settings_json", Text, nullable=False),  # beam, max_pops, aggregator, tags, dev source
+    Column("best_theta", Float),  # Θ̂ with the highest F1 so far (ties: the larger Θ̂, fewer splits)
+    Column("created_at", String, nullable=False),
+    Column("updated_at", String, nullable=False),
+)
+
+calibration_points = Table(
+    "calibration_points", metadata,
+    Column("calibration_id", Integer, ForeignKey("calibrations.id", ondelete="CASCADE"), primary_key=True),
+    Column("theta", Float, primary_key=True),
+    Column("trees", Integer, nullable=False),  # trees in all labels' classifiers at Θ̂
+    Column("splits", Integer, nullable=False),
+    Column("sentences", Integer, nullable=False),
+    Column("fallbacks", Integer, nullable=False),  # sentences the search could not finish
+    Column("recall", Float, nullable=False),
+    Column("precision", Float, nullable=False),
+    Column("f1", Float, nullable=False),
+    Column("exact", Float, nullable=False),  # % of sentences parsed exactly right
+    Column("seconds", Float, nullable=False),
+    Column("finished_at", String, nullable=False),
+)
+
+calibration_labels = Table(
+    "calibration_labels", metadata,
+    Column("calibration_id", Integer, ForeignKey("calibrations.id", ondelete="CASCADE"), primary_key=True),
+    Column("theta", Float, primary_key=True),
+    Column("label", String, primary_key=True),
+    Column("gold", Integer, nullable=False),
+    Column("test", Integer, nullable=False),
+    Column("matched", Integer, nullable=False),
+    Column("recall", Float, nullable=False),
+    Column("precision", Float, nullable=False),
+    Column("f1", Float, nullable=False),
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,7 +19,7 @@ import numpy as np
 import sqlalchemy as sa
 
 from clparse.boost.booster import BoostSettings, IterationResult
-from clparse.errors import ConfigurationError, DatabaseError
+from clparse.errors import ClparseError, ConfigurationError, DatabaseError
 from clparse.store import schema
 from clparse.store.database import open_engine
 
@@ -139,22 +140,47 @@ class TrainingStore:
         theta = math.inf if row["theta"] is None else float(row["theta"])
         return LabelState(int(row["iteration"]), theta, margins, row["state"], stored)
 
-    def begin(self, label: str, settings: BoostSettings, n_examples: int, loss: float) -> None:
-        """Mark the label as being trained by this process (creating its state row the first time)."""
+    def claim(self, label: str, settings: BoostSettings, alive: Callable[[int | None], bool]) -> None:
+        """Mark the label as trained by this process, atomically (``BEGIN IMMEDIATE``).
+
+        Refused if another live process holds it; a new label gets its state row here.
+        """
         label_id = self.label_id(label)
         lt = schema.label_training
         stamp = now()
+        with self.engine.connect() as connection:
+            raw = connection.connection.dbapi_connection
+            raw.apsw.execute("BEGIN IMMEDIATE")  # type: ignore[union-attr]  # check and write under one lock
+            try:
+                row = connection.execute(sa.select(lt.c.state, lt.c.pid).where(lt.c.label_id == label_id)).first()
+                if row is not None and row.state == "training" and row.pid != os.getpid() and alive(row.pid):
+                    raise ClparseError(f"label {label} is being trained by process {row.pid}; stop it first "
+                                       "(or wait for it)")
+                if row is None:
+                    connection.execute(lt.insert().values(
+                        label_id=label_id, settings_json=json.dumps(settings.to_dict(), sort_keys=True),
+                        state="training", iteration=0, theta=None, loss=0.0, splits=0, pid=os.getpid(),
+                        started_at=stamp, updated_at=stamp, margins_float64=b""))
+                else:
+                    connection.execute(lt.update().where(lt.c.label_id == label_id).values(
+                        state="training", pid=os.getpid(), message=None, updated_at=stamp))
+                connection.commit()
+            except BaseException:
+                connection.rollback()
+                raise
+
+    def record_loss(self, label: str, loss: float, n_examples: int) -> None:
+        """The loss of the starting margins (before the first iteration: all zeros)."""
+        lt = schema.label_training
         with self.engine.begin() as connection:
-            exists = connection.execute(sa.select(lt.c.label_id).where(lt.c.label_id == label_id)).first()
-            if exists is None:
-                connection.execute(lt.insert().values(
-                    label_id=label_id, settings_json=json.dumps(settings.to_dict(), sort_keys=True),
-                    state="training", iteration=0, theta=None, loss=loss, splits=0, pid=os.getpid(),
-                    started_at=stamp, updated_at=stamp,
-                    margins_float64=np.zeros(n_examples, dtype="<f8").tobytes()))
-            else:
-                connection.execute(lt.update().where(lt.c.label_id == label_id).values(
-                    state="training", pid=os.getpid(), message=None, updated_at=stamp))
+            connection.execute(lt.update().where(lt.c.label_id == self.label_id(label), lt.c.iteration == 0)
+                               .values(loss=loss, margins_float64=np.zeros(n_examples, dtype="<f8").tobytes()))
+
+    def splits(self, label: str) -> int:
+        lt = schema.label_training
+        with self.engine.connect() as connection:
+            value = connection.execute(sa.select(lt.c.splits).where(lt.c.label_id == self.label_id(label))).scalar()
+        return int(value or 0)
 
     def commit(self, label: str, result: IterationResult, margins: np.ndarray, settings: BoostSettings,
                n_examples: int) -> None:

@@ -26,7 +26,7 @@ def margins_after(store: TrainingStore, label: str, iteration: int,
                   problem: LabelProblem | None = None) -> np.ndarray:
     """Q after ``iteration`` trees (0: all zeros), exactly as training computed it."""
     state = store.state(label)
-    if state.state is None and iteration == 0:
+    if iteration == 0:
         problem = problem or store.load_problem(label)
         return np.zeros(len(problem.y), dtype=np.float64)
     if not 0 <= iteration <= state.iteration:

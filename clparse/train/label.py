@@ -7,7 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from clparse.boost.booster import Booster, BoostSettings, IterationResult
-from clparse.errors import ClparseError
 from clparse.store.training import TrainingStore
 from clparse.train.stopping import StopRule
 
@@ -30,28 +29,28 @@ def train_label(db: str | Path, label: str, settings: BoostSettings, rule: StopR
     """Boost ``label`` until ``rule`` says stop, it converges, or ``should_stop()`` turns true.
 
     ``should_stop`` is checked between iterations only: an iteration in flight always finishes and
-    commits. Returns the final state (``stopped``, ``converged``, ``paused``).
+    commits. Returns the final state (``stopped``, ``converged``, ``paused``). Any error after the
+    label is claimed marks it ``failed`` (with the message) before it propagates.
     """
     store = TrainingStore(db)
     state = store.state(label, settings)  # refuses changed settings before the (slow) load
-    if state.state == "training" and pid_alive(_training_pid(store, label)) and _training_pid(store, label) != os.getpid():
-        raise ClparseError(f"label {label} is being trained by process {_training_pid(store, label)}; "
-                           "stop it first (or wait)")
     if state.state == "converged":
         return "converged"
-    splits = _splits(store, label)
-    reason = rule.reached(state.iteration, state.theta, splits)
+    reason = rule.reached(state.iteration, state.theta, store.splits(label))
     if reason is not None:
         if state.state is not None:
             store.finish(label, "stopped", reason)
         return "stopped"
-    problem = store.load_problem(label)
-    state = store.state(label, settings, len(problem.y))
-    booster = Booster(problem.indptr, problem.indices, problem.n_features, problem.y, problem.multiplicity,
-                      settings, margins=state.margins, iteration=state.iteration, theta=state.theta)
-    del problem
-    store.begin(label, settings, len(booster.y), booster.loss())
+    store.claim(label, settings, pid_alive)  # atomic: a second trainer of the same label is refused here
     try:
+        problem = store.load_problem(label)
+        state = store.state(label, settings)
+        margins = state.margins if state.iteration > 0 else None
+        booster = Booster(problem.indptr, problem.indices, problem.n_features, problem.y, problem.multiplicity,
+                          settings, margins=margins, iteration=state.iteration, theta=state.theta)
+        del problem
+        store.record_loss(label, booster.loss(), len(booster.y))
+        splits = store.splits(label)
         while True:
             if should_stop():
                 store.finish(label, "paused", f"interrupted after iteration {booster.iteration}; "
@@ -69,30 +68,9 @@ def train_label(db: str | Path, label: str, settings: BoostSettings, rule: StopR
             if reason is not None:
                 store.finish(label, "stopped", reason)
                 return "stopped"
-    except BaseException as exc:
-        if not isinstance(exc, (KeyboardInterrupt, SystemExit)):
-            store.finish(label, "failed", f"{type(exc).__name__}: {exc}")
-        else:
-            store.finish(label, "paused", "interrupted; run `clparse train` again to resume")
+    except (KeyboardInterrupt, SystemExit):
+        store.finish(label, "paused", "interrupted; run `clparse train` again to resume")
         raise
-
-
-def _training_pid(store: TrainingStore, label: str) -> int | None:
-    import sqlalchemy as sa
-
-    from clparse.store import schema
-
-    lt = schema.label_training
-    with store.engine.connect() as connection:
-        return connection.execute(sa.select(lt.c.pid).where(lt.c.label_id == store.label_id(label))).scalar()
-
-
-def _splits(store: TrainingStore, label: str) -> int:
-    import sqlalchemy as sa
-
-    from clparse.store import schema
-
-    lt = schema.label_training
-    with store.engine.connect() as connection:
-        value = connection.execute(sa.select(lt.c.splits).where(lt.c.label_id == store.label_id(label))).scalar()
-    return int(value or 0)
+    except BaseException as exc:
+        store.finish(label, "failed", f"{type(exc).__name__}: {exc}")
+        raise

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from clparse.boost.booster import BoostSettings, IterationResult
-from clparse.errors import ConfigurationError
+from clparse.errors import ClparseError, ConfigurationError
 from clparse.store.training import TrainingStore
 from clparse.train.label import train_label
 from clparse.train.stopping import StopRule, default_theta_floor
@@ -56,6 +56,10 @@ def train(db: str | Path, labels: Sequence[str] | None = None, settings: BoostSe
           on_poll: Callable[[], object] | None = None) -> TrainSummary:
     """Train ``labels`` (default: all) until ``rule`` (default: the Θ floor); resumable at any point."""
     chosen, rule = resolve(db, labels, rule)
+    store = TrainingStore(db)
+    for label in chosen:  # settings that differ from a label's first iteration: refuse before anything runs
+        store.state(label, settings)
+    store.engine.dispose()
     summary = TrainSummary(rule)
     if jobs < 1:
         raise ConfigurationError(f"--jobs must be at least 1, got {jobs}")
@@ -63,10 +67,30 @@ def train(db: str | Path, labels: Sequence[str] | None = None, settings: BoostSe
         for label in chosen:
             if should_stop():
                 break
-            summary.states[label] = train_label(db, label, settings, rule, should_stop, on_iteration)
+            try:
+                summary.states[label] = train_label(db, label, settings, rule, should_stop, on_iteration)
+            except ClparseError as exc:  # refused (e.g. being trained elsewhere): the other labels go on
+                summary.states[label], summary.failures[label] = "failed", str(exc)
+            except Exception as exc:  # a crash is recorded in the database; the other labels go on
+                summary.states[label], summary.failures[label] = "failed", f"{type(exc).__name__}: {exc}"
+        _checkpoint_wal(db)
         return summary
     _train_parallel(db, chosen, settings, rule, jobs, should_stop, on_poll, summary)
+    _checkpoint_wal(db)
     return summary
+
+
+def _checkpoint_wal(db: str | Path) -> None:
+    """Fold the write-ahead log into the database file, so a plain copy of the file is complete."""
+    import apsw
+
+    try:
+        connection = apsw.Connection(str(db))
+        connection.set_busy_timeout(2_000)
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        connection.close()
+    except apsw.Error:
+        pass  # best effort: readers may hold the log; it is folded in later anyway
 
 
 def _worker(db: str, label: str, settings: dict[str, Any], rule: StopRule, results: Any) -> None:
@@ -78,11 +102,24 @@ def _worker(db: str, label: str, settings: dict[str, Any], rule: StopRule, resul
 
     signal.signal(signal.SIGINT, request)
     signal.signal(signal.SIGTERM, request)
+    _die_with_parent()
     try:
         state = train_label(db, label, BoostSettings.from_dict(settings), rule, lambda: stop["requested"])
         results.put((label, state, None))
     except BaseException as exc:  # reported to the parent; train_label already marked the label failed
         results.put((label, "failed", f"{type(exc).__name__}: {exc}"))
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to send this worker SIGTERM if the parent dies (it then pauses cleanly)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
+    except (OSError, AttributeError):  # not Linux: a killed parent leaves workers to finish their label
+        pass
 
 
 def _train_parallel(db: str | Path, labels: list[str], settings: BoostSettings, rule: StopRule, jobs: int,

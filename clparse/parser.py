@@ -1,0 +1,138 @@
+"""The parser, usable from Python: rebuild at Θ̂ from a database, then parse tokens or tagged tokens.
+
+    parser = Parser.from_db("db/clparse.sqlite", theta="best")
+    result = parser.parse("The dog barked .")          # tokens: tagged with the stored tagger
+    result = parser.parse([("The", "DT"), ("dog", "NN"), ("barked", "VBD")])
+    print(result.tree)          # PTB text over every input token
+    result.to_nltk()            # nltk.Tree
+
+Each sentence goes through the run's own preprocessing (quotation marks and outermost punctuation
+are set aside, headwords lower-cased or UNK), the search, and back: set-aside tokens are put back
+so the output holds every input token in order. A sentence the search cannot finish, an empty
+one or an over-long one gets a flat tree (``fallback`` says why), never an exception.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from clparse.errors import ConfigurationError
+from clparse.examples.state import leaf_items
+from clparse.preprocess.pipeline import PreprocessConfig, preprocess_tree
+from clparse.read.ptb import format_tree
+from clparse.read.tree import Tree
+from clparse.rebuild.model import ParserModel, load_model
+from clparse.search import CandidateScorer, search
+from clparse.search.restore import flat_tree, item_tree, restore_tokens
+from clparse.store import schema
+from clparse.store.database import open_engine
+from clparse.store.tagger import NONE_TAG, load_tagger
+from clparse.tag import Tagger
+
+#: PTB spells brackets as tokens; raw text may not.
+BRACKETS = {"(": "-LRB-", ")": "-RRB-", "[": "-LSB-", "]": "-RSB-", "{": "-LCB-", "}": "-RCB-"}
+
+Sentence = str | Sequence[str] | Sequence[tuple[str, str]]
+
+
+@dataclass
+class ParseResult:
+    tree: Tree  # ROOT over every input token
+    tagged: list[tuple[str, str]]
+    fallback: str | None = None  # why the tree is flat, if it is
+    pops: int = 0
+
+    def __str__(self) -> str:
+        return format_tree(self.tree)
+
+    def to_nltk(self) -> Any:
+        import nltk
+
+        return nltk.Tree.fromstring(format_tree(self.tree))
+
+
+@dataclass
+class SearchOptions:
+    beam: int = 1000
+    max_pops: int = 10_000
+    aggregator: str = "maxmin"
+    max_words: int = 100  # longer sentences get a flat tree (search time grows fast with length)
+
+    def __post_init__(self) -> None:
+        from clparse.search.aggregate import AGGREGATORS
+
+        if self.beam < 1 or self.max_pops < 1 or self.max_words < 1:
+            raise ConfigurationError("beam, max_pops and max_words must be at least 1")
+        if self.aggregator not in AGGREGATORS:
+            raise ConfigurationError(f"unknown aggregator {self.aggregator!r}; choose {', '.join(AGGREGATORS)}")
+
+
+class Parser:
+    def __init__(self, model: ParserModel, preprocess: PreprocessConfig, tagger: Tagger | None = None,
+                 options: SearchOptions = SearchOptions()) -> None:
+        self.model = model
+        self.preprocess = preprocess
+        self.tagger = tagger
+        self.options = options
+
+    @classmethod
+    def from_db(cls, db: str | Path, theta: float | str = "best", **options: Any) -> Parser:
+        """Rebuild the parser at Θ̂ = ``theta`` (a number, or "best": the calibrated best Θ̂)."""
+        from clparse.calibrate.store import best_theta
+
+        value = best_theta(db) if theta == "best" else float(theta)
+        model = load_model(db, value)
+        engine = open_engine(db, readonly=True)
+        with engine.connect() as connection:
+            config = json.loads(connection.execute(sa.select(schema.runs.c.config_json)).scalar_one())
+        engine.dispose()
+        preprocess = PreprocessConfig.from_dict({**config["preprocess"], "max_words": None})
+        return cls(model, preprocess, load_tagger(db), SearchOptions(**options))
+
+    def tag(self, sentence: Sentence) -> list[tuple[str, str]]:
+        """(word, tag) pairs: words split on whitespace if a string; tagged by the stored tagger if untagged."""
+        tokens: Sequence[Any] = sentence.split() if isinstance(sentence, str) else sentence
+        if not tokens:
+            return []
+        if isinstance(tokens[0], tuple):
+            return [(BRACKETS.get(str(w), str(w)), str(t)) for w, t in tokens]
+        words = [BRACKETS.get(w, w) for w in tokens]
+        if self.tagger is None:
+            raise ConfigurationError("this database has no tagger (prepare it again with this clparse version); "
+                                     "give tagged input (word/TAG) instead")
+        return list(zip(words, self.tagger.tag(words)))
+
+    def parse(self, sentence: Sentence) -> ParseResult:
+        return self.parse_tagged(self.tag(sentence))
+
+    def parse_many(self, sentences: Iterable[Sentence]) -> Iterator[ParseResult]:
+        for sentence in sentences:
+            yield self.parse(sentence)
+
+    def parse_tagged(self, tagged: Sequence[tuple[str, str]]) -> ParseResult:
+        """Parse a sentence whose tags are given (empty elements, tagged -NONE-, are dropped)."""
+        tagged = [(w, t) for w, t in tagged if t != NONE_TAG]
+        if not tagged:
+            return ParseResult(Tree("ROOT", []), [], "empty sentence")
+        if len(tagged) > self.options.max_words:
+            return ParseResult(flat_tree(tagged), tagged, f"longer than {self.options.max_words} words")
+        flat = Tree("S", [Tree.preterminal(t, w) for w, t in tagged])
+        prepared = preprocess_tree(flat, self.preprocess)
+        if prepared is None:
+            return ParseResult(flat_tree(tagged), tagged, "nothing left after preprocessing")
+        removed = {token.index for token in prepared.removed}
+        kept = [i for i in range(len(tagged)) if i not in removed]
+        kept_tagged = [tagged[i] for i in kept]
+        leaves = leaf_items(kept_tagged, self.model.vocabulary.normalize)
+        result = search(leaves, CandidateScorer(self.model), beam=self.options.beam,
+                        max_pops=self.options.max_pops, aggregator=self.options.aggregator)
+        if result.item is None:
+            return ParseResult(flat_tree(tagged), tagged, result.reason, result.pops)
+        tree = item_tree(result.item, [w for w, _ in kept_tagged])
+        return ParseResult(restore_tokens(tree, kept, prepared.removed), tagged, None, result.pops)

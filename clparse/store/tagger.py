@@ -1,0 +1,56 @@
+"""The POS tagger of a run: trained from the stored training sentences, kept as JSON in ``taggers``."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from clparse.errors import DatabaseError
+from clparse.read.ptb import parse_tree
+from clparse.store import schema
+from clparse.store.database import open_engine
+from clparse.store.training import now
+from clparse.tag import Tagger
+
+NONE_TAG = "-NONE-"
+
+
+def _tagged(gold_tree: str) -> list[tuple[str, str]]:
+    """A stored gold tree's tokens as the parser receives them (empty elements are not tokens)."""
+    return [(w, t) for w, t in parse_tree(gold_tree).tagged_words() if t != NONE_TAG]
+
+
+def ensure_tagger(db: str | Path) -> tuple[bool, float | None]:
+    """Train and store the run's tagger unless it is there: (trained now, dev accuracy)."""
+    engine = open_engine(db)
+    s, tg = schema.sentences, schema.taggers
+    with engine.connect() as connection:
+        run_id = connection.execute(sa.select(schema.runs.c.id)).scalar()
+        if run_id is None:
+            raise DatabaseError(f"{db}: no prepared run")
+        existing = connection.execute(sa.select(tg.c.dev_accuracy).where(tg.c.run_id == run_id)).first()
+        if existing is not None:
+            return False, existing[0]
+        rows = connection.execute(sa.select(s.c.split, s.c.gold_tree).where(s.c.run_id == run_id)
+                                  .order_by(s.c.split, s.c.position)).all()
+    train = [_tagged(tree) for split, tree in rows if split == "train"]
+    dev = [_tagged(tree) for split, tree in rows if split == "dev"]
+    start = time.perf_counter()
+    tagger = Tagger.train(train)
+    seconds = time.perf_counter() - start
+    accuracy = tagger.accuracy(dev) if dev else None
+    with engine.begin() as connection:
+        connection.execute(tg.insert().values(run_id=run_id, model_json=tagger.to_json(), train_sentences=len(train),
+                                              dev_accuracy=accuracy, seconds=seconds, created_at=now()))
+    engine.dispose()
+    return True, accuracy
+
+
+def load_tagger(db: str | Path) -> Tagger | None:
+    engine = open_engine(db, readonly=True)
+    with engine.connect() as connection:
+        text = connection.execute(sa.select(schema.taggers.c.model_json)).scalar()
+    engine.dispose()
+    return None if text is None else Tagger.from_json(text)

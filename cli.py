@@ -415,6 +415,160 @@ def status_command(db: Path, as_json: bool) -> None:
     click.echo(json.dumps([asdict(r) for r in rows], indent=2) if as_json else format_status(rows))
 
 
+# --------------------------------------------------------------------- parsing
+
+
+def _theta(value: str) -> float | str:
+    if value == "best":
+        return value
+    try:
+        return float(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is neither a number nor 'best'") from None
+
+
+def _sentences(files: tuple[str, ...], fmt: str, warn: Callable[[str], None]) -> Iterator[Any]:
+    """Sentences from FILES (or stdin): token lists, (word, tag) lists, or gold trees' tagged words."""
+    from clparse.read import read_trees
+
+    sources = files or ("-",)
+    for name in sources:
+        if fmt == "ptb":
+            if name == "-":
+                raise click.UsageError("--input-format ptb needs file names (it cannot read stdin)")
+            for tree in read_trees(name):
+                yield [(w, t) for w, t in tree.tagged_words()]
+            continue
+        handle = sys.stdin if name == "-" else open(name, encoding="utf-8")
+        with handle:
+            for number, line in enumerate(handle, 1):
+                tokens = line.split()
+                if not tokens:
+                    warn(f"{name}:{number}: empty line skipped")
+                    continue
+                if fmt == "tokens":
+                    yield tokens
+                    continue
+                pairs = []
+                for column, token in enumerate(tokens, 1):
+                    word, slash, tag = token.rpartition("/")
+                    if not slash or not word or not tag:
+                        raise click.ClickException(f"{name}:{number}: token {column} {token!r} is not word/TAG")
+                    pairs.append((word, tag))
+                yield pairs
+
+
+@main.command("parse")
+@DB_OPTION
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--theta", default="best", show_default=True, metavar="X|best",
+              help="Θ̂ at which to rebuild the classifiers, or 'best' (from `clparse calibrate`).")
+@click.option("--beam", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Agenda size; 1 parses greedily.")
+@click.option("--max-pops", type=click.IntRange(min=1), default=10_000, show_default=True,
+              help="Give up on a sentence (flat tree, warning) after this many popped states.")
+@click.option("--aggregator", type=click.Choice(["maxmin", "sum"]), default="maxmin", show_default=True,
+              help="Max-min confidence (the paper) or summed logistic loss (Eq. 15).")
+@click.option("--input-format", type=click.Choice(["tokens", "tagged", "ptb"]), default="tokens",
+              show_default=True, help="Lines of tokens (tagged by the stored tagger), lines of word/TAG, "
+                                      "or PTB trees (their gold tags are used).")
+@click.option("--max-words", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Longer sentences get a flat tree and a warning.")
+@click.option("-o", "--output", type=click.File("w", encoding="utf-8"), default="-",
+              help="Where to write the trees (default: stdout).")
+def parse_command(db: Path, files: tuple[str, ...], theta: str, beam: int, max_pops: int, aggregator: str,
+                  input_format: str, max_words: int, output: Any) -> None:
+    """Parse FILES (or stdin) with the parser rebuilt from the database at Θ̂.
+
+    Writes one PTB tree per input sentence, one per line, holding every input token in order
+    (tokens preprocessing sets aside, such as outer punctuation and quotes, are put back), so
+    EVALB can score it against the original gold trees. A label not trained past Θ̂ is an error.
+    """
+    from clparse.parser import Parser
+    from clparse.read.ptb import format_tree
+
+    parser = Parser.from_db(db, theta=_theta(theta), beam=beam, max_pops=max_pops, aggregator=aggregator,
+                            max_words=max_words)
+    click.echo(f"parser at Θ̂ = {parser.model.theta:g}: {len(parser.model.labels)} labels, "
+               f"{parser.model.splits} splits", err=True)
+    warnings: list[str] = []
+
+    def warn(message: str) -> None:
+        warnings.append(message)
+        click.echo(f"warning: {message}", err=True)
+
+    count = fallbacks = 0
+    show_bar = bool(files) and output is not sys.stdout or (bool(files) and not sys.stdout.isatty())
+    sentences = _sentences(files, input_format, warn)
+    with click.progressbar(sentences, label="parsing", file=sys.stderr, show_pos=True,
+                           hidden=not show_bar) as bar:
+        for sentence in bar:
+            result = parser.parse(sentence)
+            count += 1
+            if result.fallback is not None:
+                fallbacks += 1
+                warn(f"sentence {count}: flat tree ({result.fallback})")
+            output.write(format_tree(result.tree) + "\n")
+    click.echo(f"parsed {count} sentence(s); {fallbacks} flat fallback(s)", err=True)
+
+
+@main.command("calibrate")
+@DB_OPTION
+@click.option("--dev", "dev", multiple=True, type=EXISTING_FILE,
+              help="Dev treebank file (repeatable; default: the dev split stored by prepare).")
+@click.option("--thetas", default=None, metavar="X,Y,...",
+              help="Θ̂ values to try (default: up to --points stored Θ values at which every label is trained).")
+@click.option("--points", type=click.IntRange(min=1), default=12, show_default=True,
+              help="Size of the default grid.")
+@click.option("--beam", type=click.IntRange(min=1), default=1000, show_default=True)
+@click.option("--max-pops", type=click.IntRange(min=1), default=10_000, show_default=True)
+@click.option("--aggregator", type=click.Choice(["maxmin", "sum"]), default="maxmin", show_default=True)
+@click.option("--tags", type=click.Choice(["gold", "tagger"]), default="gold", show_default=True,
+              help="Parse the dev set with its gold tags or with the stored tagger's.")
+def calibrate_command(db: Path, dev: tuple[Path, ...], thetas: str | None, points: int, beam: int,
+                      max_pops: int, aggregator: str, tags: str) -> None:
+    """Parse the dev set at each candidate Θ̂, store the scores, and mark the best Θ̂.
+
+    Each finished Θ̂ is committed at once: stopped (Ctrl-C) or killed, the same command resumes
+    at the first unfinished Θ̂. `clparse parse --theta best` then uses the best one.
+    """
+    from clparse.calibrate.run import CalibrationSettings, calibrate, default_grid
+
+    grid = [float(x) for x in thetas.split(",")] if thetas else default_grid(db, points)
+    settings = CalibrationSettings(beam, max_pops, aggregator, tags)
+    click.echo(f"calibrating at {len(grid)} Θ̂ value(s): {', '.join(f'{t:.4g}' for t in grid)}", err=True)
+    flag = _StopFlag()
+    flag.install()
+
+    def progress(theta: float, done: int, total: int) -> None:
+        click.echo(f"\rΘ̂ = {theta:<10.4g} {done:>5}/{total} sentences", nl=False, err=True)
+
+    result = calibrate(db, dev, grid, settings, on_sentence=progress, should_stop=flag)
+    click.echo("", err=True)
+    for theta, why in result.skipped.items():
+        click.echo(f"warning: Θ̂ = {theta:g} skipped, not every label is trained past it ({why})", err=True)
+    from clparse.calibrate.report import format_points
+
+    click.echo(format_points(result.points, result.best_theta))
+    if flag.requested:
+        click.echo("stopped; run the same command again to resume", err=True)
+
+
+@main.command("report")
+@DB_OPTION
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE.png",
+              help="Also draw the paper's Figure 2 (F1 against Θ̂ and against total splits).")
+@click.option("--labels", "show_labels", is_flag=True, help="Also print per-label F1 at the best Θ̂.")
+def report_command(db: Path, plot: Path | None, show_labels: bool) -> None:
+    """Print every calibration: Θ̂, trees, splits, recall, precision, F1, and the best Θ̂."""
+    from clparse.calibrate.report import draw_figure, format_report
+
+    click.echo(format_report(db, show_labels))
+    if plot is not None:
+        draw_figure(db, plot)
+        click.echo(f"figure written to {plot}")
+
+
 # --------------------------------------------------------------------- quick start
 
 

@@ -87,13 +87,19 @@ class Parser:
         from clparse.calibrate.store import best_theta
 
         value = best_theta(db) if theta == "best" else float(theta)
-        model = load_model(db, value)
+        parser = cls.from_model(db, load_model(db, value), SearchOptions(**options))
+        parser.tagger = load_tagger(db)
+        return parser
+
+    @classmethod
+    def from_model(cls, db: str | Path, model: ParserModel, options: SearchOptions = SearchOptions()) -> Parser:
+        """A parser over an already rebuilt model, with the run's preprocessing (no tagger loaded)."""
         engine = open_engine(db, readonly=True)
         with engine.connect() as connection:
             config = json.loads(connection.execute(sa.select(schema.runs.c.config_json)).scalar_one())
         engine.dispose()
         preprocess = PreprocessConfig.from_dict({**config["preprocess"], "max_words": None})
-        return cls(model, preprocess, load_tagger(db), SearchOptions(**options))
+        return cls(model, preprocess, None, options)
 
     def tag(self, sentence: Sentence) -> list[tuple[str, str]]:
         """(word, tag) pairs: words split on whitespace if a string; tagged by the stored tagger if untagged."""

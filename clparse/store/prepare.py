@@ -37,6 +37,7 @@ from clparse.read.ptb import format_tree
 from clparse.store import schema
 from clparse.store.database import check_database
 from clparse.store.engine import make_engine
+from clparse.store.tagger import ensure_tagger
 
 CHUNK_ROWS = 65_536  # rows per feature-matrix blob: ~30 MB, well under SQLite's 1 GB blob limit
 
@@ -99,7 +100,7 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
             settings: PrepareSettings = PrepareSettings(),
             progress: Callable[[int], object] | None = None,
             total: Callable[[int], object] | None = None) -> PrepareSummary:
-    """Generate and store the training examples of ``train`` (and the ``dev`` sentences)."""
+    """Generate and store the training examples of ``train`` (and the ``dev`` sentences), and train the tagger."""
     db = Path(db)
     if not train:
         raise ConfigurationError("prepare needs at least one --train file")
@@ -112,8 +113,11 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
     if existing:
         run_id, stored = existing[0]
         if stored == digest:
+            engine.dispose()
+            trained, accuracy = ensure_tagger(db, train)  # databases prepared before taggers existed get one now
+            note = f"; trained its POS tagger ({_accuracy(accuracy)})" if trained else ""
             return PrepareSummary(False, run_id, f"{db} already holds run {run_id} prepared from these inputs "
-                                                 "and settings: nothing to do")
+                                                 f"and settings: nothing to do{note}")
         raise DatabaseError(f"{db} already holds run {run_id}, prepared from other inputs or settings; "
                             "use a new --db for a new run (runs are never mixed)")
     start = time.perf_counter()
@@ -122,10 +126,15 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
     summary.seconds = time.perf_counter() - start
     _write(engine, digest, settings, files, data, summary)
     engine.dispose()
+    _, accuracy = ensure_tagger(db, train)
     summary.message = (f"prepared run {summary.run_id}: {summary.train_sentences} training sentences, "
                        f"{summary.dev_sentences} dev sentences, {summary.rows} feature rows, "
-                       f"{summary.features} features, {summary.seconds:.1f} s")
+                       f"{summary.features} features, POS tagger {_accuracy(accuracy)}, {summary.seconds:.1f} s")
     return summary
+
+
+def _accuracy(accuracy: float | None) -> str:
+    return "without a dev split to measure it" if accuracy is None else f"{100 * accuracy:.2f} % on dev"
 
 
 @dataclass

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import sqlalchemy as sa
 
 from clparse.errors import DatabaseError
+from clparse.read import read_trees
 from clparse.read.ptb import parse_tree
 from clparse.store import schema
 from clparse.store.database import open_engine
@@ -22,8 +24,13 @@ def _tagged(gold_tree: str) -> list[tuple[str, str]]:
     return [(w, t) for w, t in parse_tree(gold_tree).tagged_words() if t != NONE_TAG]
 
 
-def ensure_tagger(db: str | Path) -> tuple[bool, float | None]:
-    """Train and store the run's tagger unless it is there: (trained now, dev accuracy)."""
+def ensure_tagger(db: str | Path, train_files: Sequence[str | Path] = ()) -> tuple[bool, float | None]:
+    """Train and store the run's tagger unless it is there: (trained now, dev accuracy).
+
+    A tagger sees whole sentences of any length, so it learns from every tree of ``train_files``
+    (the length filter is for the parser); without files, from the stored training sentences.
+    Accuracy is measured on the stored dev sentences.
+    """
     engine = open_engine(db)
     s, tg = schema.sentences, schema.taggers
     with engine.connect() as connection:
@@ -35,7 +42,11 @@ def ensure_tagger(db: str | Path) -> tuple[bool, float | None]:
             return False, existing[0]
         rows = connection.execute(sa.select(s.c.split, s.c.gold_tree).where(s.c.run_id == run_id)
                                   .order_by(s.c.split, s.c.position)).all()
-    train = [_tagged(tree) for split, tree in rows if split == "train"]
+    if train_files:
+        train = [[(w, t) for w, t in tree.tagged_words() if t != NONE_TAG]
+                 for path in train_files for tree in read_trees(path)]
+    else:
+        train = [_tagged(tree) for split, tree in rows if split == "train"]
     dev = [_tagged(tree) for split, tree in rows if split == "dev"]
     start = time.perf_counter()
     tagger = Tagger.train(train)

@@ -1,0 +1,101 @@
+"""Calibration tables and the paper's Figure 2 (F1 against Θ̂ and against the total number of splits)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from clparse.errors import ConfigurationError
+from clparse.store import schema
+from clparse.store.database import open_engine
+
+
+def format_points(points: Sequence[Any], best: float | None) -> str:
+    header = f"{'Θ̂':>10} {'trees':>6} {'splits':>7} {'recall':>7} {'prec.':>7} {'F1':>7} {'exact':>6} {'flat':>5} {'s':>7}"
+    lines = [header, "-" * len(header)]
+    for p in sorted(points, key=lambda p: -p.theta):
+        mark = "  <- best" if best is not None and p.theta == best else ""
+        lines.append(f"{p.theta:>10.4g} {p.trees:>6} {p.splits:>7} {p.recall:>7.2f} {p.precision:>7.2f} {p.f1:>7.2f} "
+                     f"{p.exact:>6.1f} {p.fallbacks:>5} {p.seconds:>7.1f}{mark}")
+    return "\n".join(lines)
+
+
+def _calibrations(db: str | Path) -> list[tuple[dict[str, Any], list[Any]]]:
+    engine = open_engine(db, readonly=True)
+    c, cp = schema.calibrations, schema.calibration_points
+    out = []
+    with engine.connect() as connection:
+        for row in connection.execute(sa.select(c).order_by(c.c.id)).mappings():
+            points = connection.execute(sa.select(cp).where(cp.c.calibration_id == row["id"])
+                                        .order_by(cp.c.theta.desc())).all()
+            out.append((dict(row), list(points)))
+    engine.dispose()
+    return out
+
+
+def format_report(db: str | Path, show_labels: bool = False) -> str:
+    calibrations = _calibrations(db)
+    if not calibrations:
+        raise ConfigurationError(f"{db}: no calibration yet; run `clparse calibrate --db {db}`")
+    blocks = []
+    for row, points in calibrations:
+        settings = json.loads(row["settings_json"])
+        title = (f"calibration {row['id']}: beam {settings['beam']}, max pops {settings['max_pops']}, "
+                 f"{settings['aggregator']}, {settings['tags']} tags, dev from {settings['dev']}")
+        blocks.append(title + "\n" + format_points(points, row["best_theta"]))
+        if show_labels and row["best_theta"] is not None:
+            blocks.append(_label_table(db, row["id"], row["best_theta"]))
+    return "\n\n".join(blocks)
+
+
+def _label_table(db: str | Path, calibration_id: int, theta: float) -> str:
+    engine = open_engine(db, readonly=True)
+    cl = schema.calibration_labels
+    with engine.connect() as connection:
+        rows = connection.execute(sa.select(cl).where(cl.c.calibration_id == calibration_id, cl.c.theta == theta)
+                                  .order_by(cl.c.gold.desc())).mappings().all()
+    engine.dispose()
+    lines = [f"per label at Θ̂ = {theta:g}", f"{'label':<8} {'gold':>6} {'test':>6} {'recall':>7} {'prec.':>7} {'F1':>7}"]
+    lines += [f"{r['label']:<8} {r['gold']:>6} {r['test']:>6} {r['recall']:>7.2f} {r['precision']:>7.2f} {r['f1']:>7.2f}"
+              for r in rows]
+    return "\n".join(lines)
+
+
+def draw_figure(db: str | Path, path: str | Path) -> None:
+    """Recall, precision and F1 against Θ̂ (falling, as training proceeds) and against total splits."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display needed
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+
+    calibrations = [(row, points) for row, points in _calibrations(db) if points]
+    if not calibrations:
+        raise ConfigurationError(f"{db}: no calibration points to plot")
+    figure, (by_theta, by_splits) = plt.subplots(2, 1, figsize=(7, 7))
+    for row, points in calibrations:
+        settings = json.loads(row["settings_json"])
+        name = f"#{row['id']} beam {settings['beam']}, {settings['tags']} tags"
+        thetas = [p.theta for p in points]
+        splits = [p.splits for p in points]
+        for axis, xs in ((by_theta, thetas), (by_splits, splits)):
+            axis.plot(xs, [p.f1 for p in points], marker="o", label=f"F1 {name}")
+            axis.plot(xs, [p.recall for p in points], linestyle="--", alpha=0.6, label=f"recall {name}")
+            axis.plot(xs, [p.precision for p in points], linestyle=":", alpha=0.6, label=f"precision {name}")
+    by_theta.set_xscale("log")
+    by_theta.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # minor labels collide on log axes
+    by_theta.invert_xaxis()  # Θ̂ falls as training proceeds
+    by_theta.set_xlabel("minimum reduction in loss Θ̂")
+    by_splits.set_xlabel("total decision-tree splits in the parser")
+    for axis in (by_theta, by_splits):
+        axis.set_ylabel("PARSEVAL (%)")
+        axis.grid(True, alpha=0.3)
+    by_theta.legend(fontsize=7)
+    figure.suptitle(f"dev accuracy as training progresses ({Path(db).name})")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)

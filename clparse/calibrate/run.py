@@ -1,0 +1,237 @@
+"""``clparse calibrate``: parse the dev set at each candidate Θ̂ and store the scores as they come.
+
+Every finished Θ̂ is committed at once (its totals and per-label scores), so a calibration that is
+stopped resumes at the first Θ̂ it has not finished; nothing finished is parsed again. A
+calibration is identified by its dev sentences and search settings: other settings start another.
+The best Θ̂ (highest F1; on a tie the larger Θ̂, which has fewer splits) is marked as points arrive.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import sqlalchemy as sa
+
+from clparse.errors import ConfigurationError
+from clparse.evaluate import EvalbParams, evaluate
+from clparse.evaluate.evalb import score_view
+from clparse.parser import Parser, SearchOptions
+from clparse.preprocess.pipeline import PreprocessConfig, sentence_length
+from clparse.read import read_trees
+from clparse.read.ptb import format_tree, parse_tree
+from clparse.read.tree import Tree
+from clparse.rebuild.model import load_model, trees_at_theta
+from clparse.store import schema
+from clparse.store.database import open_engine
+from clparse.store.tagger import NONE_TAG, load_tagger
+from clparse.store.training import now
+
+EQUIVALENT = {"PRT": "ADVP"}  # COLLINS.prm's EQ_LABEL, for the per-label table
+
+
+@dataclass(frozen=True)
+class CalibrationSettings:
+    beam: int = 1000
+    max_pops: int = 10_000
+    aggregator: str = "maxmin"
+    tags: str = "gold"  # gold | tagger
+
+    def __post_init__(self) -> None:
+        if self.tags not in ("gold", "tagger"):
+            raise ConfigurationError(f"tags must be 'gold' or 'tagger', got {self.tags!r}")
+        SearchOptions(self.beam, self.max_pops, self.aggregator)  # validates
+
+
+@dataclass
+class CalibrationPoint:
+    theta: float
+    trees: int
+    splits: int
+    sentences: int
+    fallbacks: int
+    recall: float
+    precision: float
+    f1: float
+    exact: float
+    seconds: float
+    resumed: bool = False  # read back, not parsed now
+
+
+@dataclass
+class CalibrationResult:
+    calibration_id: int
+    points: list[CalibrationPoint] = field(default_factory=list)
+    best_theta: float | None = None
+    skipped: dict[float, str] = field(default_factory=dict)  # Θ̂ not calibrated, and why
+
+
+def dev_trees(db: str | Path, files: Sequence[str | Path] = ()) -> list[Tree]:
+    """Gold dev trees: the database's dev split, or ``files`` filtered to the run's length limit."""
+    engine = open_engine(db, readonly=True)
+    with engine.connect() as connection:
+        config = json.loads(connection.execute(sa.select(schema.runs.c.config_json)).scalar_one())
+        stored = connection.execute(sa.select(schema.sentences.c.gold_tree).where(
+            schema.sentences.c.split == "dev").order_by(schema.sentences.c.position)).scalars().all()
+    engine.dispose()
+    if not files:
+        if not stored:
+            raise ConfigurationError(f"{db} has no dev sentences; give --dev FILES")
+        return [parse_tree(text) for text in stored]
+    limit = PreprocessConfig.from_dict(config["preprocess"]).max_words
+    trees = [t for path in files for t in read_trees(path)]
+    return [t for t in trees if limit is None or sentence_length(t) <= limit]
+
+
+def default_grid(db: str | Path, points: int = 12) -> list[float]:
+    """Up to ``points`` stored Θ values, spread geometrically, at which every label is calibrated."""
+    engine = open_engine(db, readonly=True)
+    it, lt = schema.iterations, schema.label_training
+    with engine.connect() as connection:
+        values = np.array(sorted(set(connection.execute(sa.select(it.c.theta)).scalars())), dtype=float)
+        floors = connection.execute(sa.select(lt.c.theta).where(lt.c.state != "converged")).scalars().all()
+        unstarted = connection.execute(sa.select(sa.func.count()).select_from(schema.labels).where(
+            ~schema.labels.c.id.in_(sa.select(lt.c.label_id)))).scalar_one()
+    engine.dispose()
+    if unstarted or not len(values):
+        raise ConfigurationError(f"{db}: not every label has been trained; run `clparse train --db {db}` first")
+    lowest = max((f for f in floors if f is not None), default=0.0)
+    usable = values[values > lowest]
+    if not len(usable):
+        raise ConfigurationError(f"{db}: no Θ̂ at which every label is calibrated; train further")
+    top = float(np.quantile(usable, 0.9))
+    usable = usable[usable <= top] if (usable <= top).any() else usable
+    targets = np.geomspace(usable.min(), usable.max(), num=min(points, len(usable)))
+    chosen = {float(usable[np.searchsorted(usable, t, side="left").clip(0, len(usable) - 1)]) for t in targets}
+    return sorted(chosen, reverse=True)
+
+
+def _digest(settings: CalibrationSettings, gold: Sequence[Tree]) -> str:
+    payload = json.dumps({"settings": asdict(settings), "dev": [format_tree(t) for t in gold]}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def _calibration_id(connection: sa.Connection, digest: str, settings: CalibrationSettings, source: str) -> int:
+    c = schema.calibrations
+    found = connection.execute(sa.select(c.c.id).where(c.c.settings_digest == digest)).scalar()
+    if found is not None:
+        return int(found)
+    run_id = connection.execute(sa.select(schema.runs.c.id)).scalar_one()
+    stamp = now()
+    return int(connection.execute(c.insert().values(
+        run_id=run_id, settings_digest=digest, settings_json=json.dumps({**asdict(settings), "dev": source}),
+        best_theta=None, created_at=stamp, updated_at=stamp)).inserted_primary_key[0])
+
+
+def per_label(gold: Sequence[Tree], test: Sequence[Tree], params: EvalbParams) -> dict[str, tuple[int, int, int]]:
+    """label -> (gold brackets, test brackets, matched), brackets as EVALB scores them."""
+    counts: dict[str, list[int]] = {}
+    for g, t in zip(gold, test):
+        gold_view, test_view = score_view(g, params), score_view(t, params)
+        if gold_view.words != test_view.words:
+            continue  # EVALB leaves such sentences out
+        gb = Counter((EQUIVALENT.get(b.label, b.label), b.start, b.end) for b in gold_view.brackets)
+        tb = Counter((EQUIVALENT.get(b.label, b.label), b.start, b.end) for b in test_view.brackets)
+        for key in gb | tb:
+            row = counts.setdefault(key[0], [0, 0, 0])
+            row[0] += gb[key]
+            row[1] += tb[key]
+            row[2] += min(gb[key], tb[key])
+    return {label: (g, t, m) for label, (g, t, m) in sorted(counts.items())}
+
+
+def _f1(recall: float, precision: float) -> float:
+    return 0.0 if recall + precision == 0 else 2 * recall * precision / (recall + precision)
+
+
+def calibrate(db: str | Path, dev_files: Sequence[str | Path] = (), thetas: Sequence[float] | None = None,
+              settings: CalibrationSettings = CalibrationSettings(),
+              on_sentence: Callable[[float, int, int], object] | None = None,
+              should_stop: Callable[[], bool] = lambda: False) -> CalibrationResult:
+    """Parse the dev trees at each Θ̂ (default: :func:`default_grid`), storing each point as it finishes."""
+    gold = dev_trees(db, dev_files)
+    grid = sorted({float(t) for t in (thetas if thetas else default_grid(db))}, reverse=True)
+    if any(not (t > 0 and math.isfinite(t)) for t in grid):
+        raise ConfigurationError("every Θ̂ must be a positive number")
+    params = EvalbParams()
+    engine = open_engine(db)
+    digest = _digest(settings, gold)
+    with engine.begin() as connection:
+        calibration_id = _calibration_id(connection, digest, settings, ",".join(map(str, dev_files)) or "database")
+    result = CalibrationResult(calibration_id)
+    tagger = load_tagger(db) if settings.tags == "tagger" else None
+    if settings.tags == "tagger" and tagger is None:
+        raise ConfigurationError(f"{db} has no tagger; run `clparse prepare` again with the same inputs to add one")
+    cp = schema.calibration_points
+    for theta in grid:
+        with engine.connect() as connection:
+            done = connection.execute(sa.select(cp).where(cp.c.calibration_id == calibration_id,
+                                                          cp.c.theta == theta)).mappings().first()
+            _, missing = trees_at_theta(connection, theta)
+        if done is not None:
+            result.points.append(CalibrationPoint(**{k: done[k] for k in (
+                "theta", "trees", "splits", "sentences", "fallbacks", "recall", "precision", "f1", "exact",
+                "seconds")}, resumed=True))
+            continue
+        if missing:
+            result.skipped[theta] = "; ".join(f"{label}: {why}" for label, why in missing.items())
+            continue
+        if should_stop():
+            break
+        result.points.append(_parse_point(db, engine, calibration_id, theta, gold, settings, tagger, params,
+                                          on_sentence))
+    with engine.begin() as connection:
+        result.best_theta = _mark_best(connection, calibration_id)
+    engine.dispose()
+    return result
+
+
+def _parse_point(db: str | Path, engine: sa.Engine, calibration_id: int, theta: float, gold: Sequence[Tree],
+                 settings: CalibrationSettings, tagger: object, params: EvalbParams,
+                 on_sentence: Callable[[float, int, int], object] | None) -> CalibrationPoint:
+    start = time.perf_counter()
+    model = load_model(db, theta)
+    base = Parser.from_model(db, model, SearchOptions(settings.beam, settings.max_pops, settings.aggregator))
+    test: list[Tree] = []
+    fallbacks = 0
+    for i, tree in enumerate(gold):
+        tagged = [(w, t) for w, t in tree.tagged_words() if t != NONE_TAG]
+        if tagger is not None:
+            words = [w for w, _ in tagged]
+            tagged = list(zip(words, tagger.tag(words)))  # type: ignore[attr-defined]
+        parsed = base.parse_tagged(tagged)
+        fallbacks += parsed.fallback is not None
+        test.append(parsed.tree)
+        if on_sentence is not None:
+            on_sentence(theta, i + 1, len(gold))
+    totals = evaluate(gold, test, params).all
+    labels = per_label(gold, test, params)
+    point = CalibrationPoint(theta, sum(e.trees for e in model.ensembles.values()), model.splits, len(gold),
+                             fallbacks, totals.recall, totals.precision, totals.f1, totals.exact_match,
+                             time.perf_counter() - start)
+    with engine.begin() as connection:  # one point, one transaction
+        connection.execute(schema.calibration_points.insert().values(
+            calibration_id=calibration_id, **{k: v for k, v in asdict(point).items() if k != "resumed"},
+            finished_at=now()))
+        connection.execute(schema.calibration_labels.insert(), [
+            {"calibration_id": calibration_id, "theta": theta, "label": label, "gold": g, "test": t, "matched": m,
+             "recall": 100.0 * m / g if g else 0.0, "precision": 100.0 * m / t if t else 0.0,
+             "f1": _f1(100.0 * m / g if g else 0.0, 100.0 * m / t if t else 0.0)}
+            for label, (g, t, m) in labels.items()])
+        _mark_best(connection, calibration_id)
+    return point
+
+
+def _mark_best(connection: sa.Connection, calibration_id: int) -> float | None:
+    cp, c = schema.calibration_points, schema.calibrations
+    best = connection.execute(sa.select(cp.c.theta).where(cp.c.calibration_id == calibration_id)
+                              .order_by(cp.c.f1.desc(), cp.c.theta.desc()).limit(1)).scalar()
+    connection.execute(c.update().where(c.c.id == calibration_id).values(best_theta=best, updated_at=now()))
+    return None if best is None else float(best)

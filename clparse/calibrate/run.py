@@ -185,8 +185,11 @@ def calibrate(db: str | Path, dev_files: Sequence[str | Path] = (), thetas: Sequ
             continue
         if should_stop():
             break
-        result.points.append(_parse_point(db, engine, calibration_id, theta, gold, settings, tagger, params,
-                                          on_sentence))
+        point = _parse_point(db, engine, calibration_id, theta, gold, settings, tagger, params, on_sentence,
+                             should_stop)
+        if point is None:  # stopped midway: the unfinished Θ̂ is dropped and parsed again on resume
+            break
+        result.points.append(point)
     with engine.begin() as connection:
         result.best_theta = _mark_best(connection, calibration_id)
     engine.dispose()
@@ -195,13 +198,16 @@ def calibrate(db: str | Path, dev_files: Sequence[str | Path] = (), thetas: Sequ
 
 def _parse_point(db: str | Path, engine: sa.Engine, calibration_id: int, theta: float, gold: Sequence[Tree],
                  settings: CalibrationSettings, tagger: object, params: EvalbParams,
-                 on_sentence: Callable[[float, int, int], object] | None) -> CalibrationPoint:
+                 on_sentence: Callable[[float, int, int], object] | None,
+                 should_stop: Callable[[], bool]) -> CalibrationPoint | None:
     start = time.perf_counter()
     model = load_model(db, theta)
     base = Parser.from_model(db, model, SearchOptions(settings.beam, settings.max_pops, settings.aggregator))
     test: list[Tree] = []
     fallbacks = 0
     for i, tree in enumerate(gold):
+        if should_stop():
+            return None
         tagged = [(w, t) for w, t in tree.tagged_words() if t != NONE_TAG]
         if tagger is not None:
             words = [w for w, _ in tagged]

@@ -52,6 +52,16 @@ def search(leaves: list[Item], scorer: CandidateScorer, *, beam: int = 1000, max
     counter = itertools.count()
     agenda: list[tuple[tuple[float, ...], int, Any]] = []
     seen: set[frozenset[tuple[int, int, str]]] = set()
+    # One object per distinct item (same label over the same child objects): states reached along
+    # different paths then share items, so the scorer's cache, keyed by item objects, serves them all.
+    interned: dict[tuple[object, ...], Item] = {}
+
+    def make(label: str, children: tuple[Item, ...]) -> Item:
+        key = (label, *children)
+        item = interned.get(key)
+        if item is None:
+            item = interned[key] = build(label, children)
+        return item
 
     def offer(state: State) -> None:
         scored = scorer.candidates(state.frontier)
@@ -73,7 +83,7 @@ def search(leaves: list[Item], scorer: CandidateScorer, *, beam: int = 1000, max
     pops = 0
     while agenda:
         _, _, (parent, first, end, label, score) = agenda.pop(0)
-        item = build(label, parent.frontier[first:end])
+        item = make(label, parent.frontier[first:end])
         built = parent.built | {(item.start, item.end, label)}
         if built in seen:
             continue

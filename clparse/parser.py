@@ -35,8 +35,13 @@ from clparse.store.database import open_engine
 from clparse.store.tagger import NONE_TAG, load_tagger
 from clparse.tag import Tagger
 
-#: PTB spells brackets as tokens; raw text may not.
-BRACKETS = {"(": "-LRB-", ")": "-RRB-", "[": "-LSB-", "]": "-RSB-", "{": "-LCB-", "}": "-RCB-"}
+def escape(token: str) -> str:
+    """Parentheses cannot appear in PTB text: spell them -LRB- / -RRB-, as the treebank does.
+
+    Only these two: ``[`` or ``{`` are harmless in PTB text, and treebanks such as GUM keep them as is.
+    """
+    return token.replace("(", "-LRB-").replace(")", "-RRB-")
+
 
 Sentence = str | Sequence[str] | Sequence[tuple[str, str]]
 
@@ -107,8 +112,8 @@ class Parser:
         if not tokens:
             return []
         if isinstance(tokens[0], tuple):
-            return [(BRACKETS.get(str(w), str(w)), str(t)) for w, t in tokens]
-        words = [BRACKETS.get(w, w) for w in tokens]
+            return [(escape(str(w)), str(t)) for w, t in tokens]
+        words = [escape(w) for w in tokens]
         if self.tagger is None:
             raise ConfigurationError("this database has no tagger (prepare it again with this clparse version); "
                                      "give tagged input (word/TAG) instead")

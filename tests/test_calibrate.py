@@ -1,0 +1,209 @@
+"""Calibration: points stored as they finish, the best Θ̂, reports, resuming after a stop or a kill.
+
+Every test calibrates its own copy of the session's trained database (every label trained until
+Θ < 3), greedily (beam 1) on the 20 stored dev sentences, so one Θ̂ takes about two seconds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import apsw
+import pytest
+from click.testing import CliRunner, Result
+
+from cli import main
+from clparse.calibrate.run import CalibrationResult, CalibrationSettings, calibrate
+
+CLPARSE = Path(sys.executable).with_name("clparse")
+THETAS = [20.0, 8.0, 4.0]
+SETTINGS = CalibrationSettings(beam=1)
+POINT_COLUMNS = ("calibration_id", "theta", "trees", "splits", "sentences", "fallbacks", "recall",
+                 "precision", "f1", "exact", "seconds", "finished_at")
+TIMEOUT = 180.0  # seconds any clparse process may take before the test fails instead of hanging
+
+
+def invoke(args: list[str], stdin: str | None = None) -> Result:
+    if "mix_stderr" in inspect.signature(CliRunner.__init__).parameters:  # click < 8.2
+        runner = CliRunner(mix_stderr=False)  # type: ignore[call-arg]
+    else:
+        runner = CliRunner()
+    return runner.invoke(main, [str(a) for a in args], input=stdin, catch_exceptions=False)
+
+
+def read_rows(db: Path, query: str, *bindings: object) -> list[tuple]:
+    connection = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    connection.set_busy_timeout(10_000)
+    try:
+        return [tuple(row) for row in connection.execute(query, bindings)]
+    finally:
+        connection.close()
+
+
+def stored_points(db: Path) -> dict[float, tuple]:
+    """Θ̂ -> the whole calibration_points row (finished_at and the measured seconds included)."""
+    rows = read_rows(db, f"SELECT {', '.join(POINT_COLUMNS)} FROM calibration_points ORDER BY theta DESC")
+    return {row[1]: row for row in rows}
+
+
+@pytest.fixture(scope="module")
+def calibrated(copy_trained_db: Callable[[], Path]) -> tuple[Path, CalibrationResult]:
+    db = copy_trained_db()
+    return db, calibrate(db, thetas=THETAS, settings=SETTINGS)
+
+
+def test_points_and_best_theta(calibrated: tuple[Path, CalibrationResult]) -> None:
+    _, result = calibrated
+    assert sorted(p.theta for p in result.points) == sorted(THETAS)
+    assert not result.skipped
+    for p in result.points:
+        assert 0 <= p.recall <= 100 and 0 <= p.precision <= 100 and 0 <= p.f1 <= 100
+        assert p.sentences == 20 and not p.resumed
+        assert 0 <= p.fallbacks <= p.sentences and p.trees > 0 and p.splits > 0
+    best = max(result.points, key=lambda p: (p.f1, p.theta))  # ties: the larger Θ̂ (fewer splits)
+    assert result.best_theta == best.theta
+    by_theta = sorted(result.points, key=lambda p: -p.theta)  # training proceeds: more trees as Θ̂ falls
+    assert [p.trees for p in by_theta] == sorted(p.trees for p in by_theta)
+    assert [p.splits for p in by_theta] == sorted(p.splits for p in by_theta)
+
+
+def test_rows_are_stored(calibrated: tuple[Path, CalibrationResult]) -> None:
+    db, result = calibrated
+    [(calibration_id, best, settings)] = read_rows(
+        db, "SELECT id, best_theta, settings_json FROM calibrations")
+    assert calibration_id == result.calibration_id and best == result.best_theta
+    assert '"beam": 1' in settings
+    points = stored_points(db)
+    assert sorted(points) == sorted(THETAS)
+    for p in result.points:
+        row = points[p.theta]
+        assert row[0] == calibration_id
+        assert row[2:11] == (p.trees, p.splits, p.sentences, p.fallbacks, p.recall, p.precision, p.f1,
+                             p.exact, p.seconds)
+        assert row[11]  # finished_at
+    labels = read_rows(db, "SELECT theta, label, gold, test, matched, f1 FROM calibration_labels")
+    assert {row[0] for row in labels} == set(THETAS)
+    assert {"NP", "VP", "S"} <= {row[1] for row in labels}
+    for theta in THETAS:  # per-label brackets add up to the totals
+        rows = [row for row in labels if row[0] == theta]
+        gold, test, matched = (sum(row[i] for row in rows) for i in (2, 3, 4))
+        assert 0 <= matched <= min(gold, test)
+        point = next(p for p in result.points if p.theta == theta)
+        assert point.recall == pytest.approx(100.0 * matched / gold)
+        assert point.precision == pytest.approx(100.0 * matched / test)
+        assert all(0 <= row[5] <= 100 for row in rows)
+
+
+def test_report_and_plot(calibrated: tuple[Path, CalibrationResult], tmp_path: Path) -> None:
+    db, result = calibrated
+    plot = tmp_path / "figure.png"
+    report = invoke(["report", "--db", db, "--plot", plot, "--labels"])
+    assert report.exit_code == 0, report.stderr
+    assert plot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert "<- best" in report.stdout
+    assert f"per label at Θ̂ = {result.best_theta:g}" in report.stdout
+    assert f"figure written to {plot}" in report.stdout
+
+
+def test_report_before_calibration_fails(trained_db: Path) -> None:
+    report = invoke(["report", "--db", trained_db])
+    assert report.exit_code == 1
+    assert "no calibration yet" in report.stderr
+
+
+def test_parse_theta_best_uses_calibrated_theta(calibrated: tuple[Path, CalibrationResult]) -> None:
+    db, result = calibrated
+    assert result.best_theta is not None
+    parsed = invoke(["parse", "--db", db, "--theta", "best", "--beam", "1"], "The dog barked .\n")
+    assert parsed.exit_code == 0, parsed.stderr
+    assert f"parser at Θ̂ = {result.best_theta:g}:" in parsed.stderr
+    assert parsed.stdout.count("\n") == 1
+
+
+def test_stop_then_resume_without_recomputing(db_copy: Path) -> None:
+    finished: list[float] = []
+
+    def on_sentence(theta: float, done: int, total: int) -> None:
+        if done == total:
+            finished.append(theta)
+
+    first = calibrate(db_copy, thetas=THETAS, settings=SETTINGS, on_sentence=on_sentence,
+                      should_stop=lambda: len(finished) >= 1)
+    assert finished == [20.0]
+    assert [p.theta for p in first.points] == [20.0] and not first.points[0].resumed
+    before = stored_points(db_copy)
+    assert list(before) == [20.0]
+    assert first.best_theta == 20.0
+
+    seen: set[float] = set()
+    second = calibrate(db_copy, thetas=THETAS, settings=SETTINGS,
+                       on_sentence=lambda theta, done, total: seen.add(theta))
+    assert second.calibration_id == first.calibration_id
+    assert seen == {8.0, 4.0}  # only the missing Θ̂ were parsed
+    assert {p.theta: p.resumed for p in second.points} == {20.0: True, 8.0: False, 4.0: False}
+    resumed = next(p for p in second.points if p.theta == 20.0)
+    assert resumed == dataclasses.replace(first.points[0], resumed=True)  # read back exactly
+    after = stored_points(db_copy)
+    assert sorted(after) == sorted(THETAS)
+    assert after[20.0] == before[20.0]  # finished_at and everything else unchanged
+    assert second.best_theta == max(second.points, key=lambda p: (p.f1, p.theta)).theta
+
+    third = calibrate(db_copy, thetas=THETAS, settings=SETTINGS, on_sentence=lambda *_: pytest.fail("parsed"))
+    assert all(p.resumed for p in third.points) and stored_points(db_copy) == after
+
+
+def test_other_settings_start_another_calibration(db_copy: Path) -> None:
+    first = calibrate(db_copy, thetas=[20.0], settings=SETTINGS)
+    other = calibrate(db_copy, thetas=[20.0], settings=CalibrationSettings(beam=2))
+    assert other.calibration_id != first.calibration_id
+    assert not other.points[0].resumed
+    assert len(read_rows(db_copy, "SELECT * FROM calibrations")) == 2
+
+
+def test_kill_then_resume(db_copy: Path, tmp_path: Path) -> None:
+    args = [str(CLPARSE), "calibrate", "--db", str(db_copy), "--thetas", "20,8,4", "--beam", "1"]
+    with open(tmp_path / "first.out", "wb") as out, open(tmp_path / "first.err", "wb") as err:
+        process = subprocess.Popen(args, stdout=out, stderr=err)
+        try:
+            deadline = time.monotonic() + TIMEOUT
+            count = 0
+            while count < 1:
+                assert process.poll() is None, "calibrate ended before a point was stored"
+                assert time.monotonic() < deadline, "no calibration point stored in time"
+                time.sleep(0.02)
+                count = read_rows(db_copy, "SELECT count(*) FROM calibration_points")[0][0]
+            process.send_signal(signal.SIGKILL)
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.wait(timeout=30)
+    assert process.returncode == -signal.SIGKILL
+    assert read_rows(db_copy, "PRAGMA integrity_check") == [("ok",)]
+    before = stored_points(db_copy)
+    assert 1 <= len(before) < 3, f"killed too late: {len(before)} points already stored"
+    assert 20.0 in before
+
+    done = subprocess.run(args, check=False, capture_output=True, timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr.decode()
+    after = stored_points(db_copy)
+    assert sorted(after) == sorted(THETAS)
+    for theta, row in before.items():
+        assert after[theta] == row  # not parsed again: finished_at (and its measured seconds) unchanged
+    assert read_rows(db_copy, "PRAGMA integrity_check") == [("ok",)]
+    assert "<- best" in done.stdout.decode()
+
+
+def test_theta_below_training_is_skipped(db_copy: Path) -> None:
+    result = calibrate(db_copy, thetas=[0.01], settings=SETTINGS)
+    assert result.points == [] and result.best_theta is None
+    assert list(result.skipped) == [0.01]
+    assert "NP: trained only down to" in result.skipped[0.01]
+    assert read_rows(db_copy, "SELECT count(*) FROM calibration_points") == [(0,)]
+    assert read_rows(db_copy, "SELECT count(*) FROM calibration_labels") == [(0,)]

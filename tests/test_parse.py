@@ -1,0 +1,272 @@
+"""Parsing from a trained database: ``clparse parse`` through click's test runner, and the Python API.
+
+Everything reads the session's ``trained_db`` (every label trained until Θ < 3, never calibrated),
+parsing at Θ̂ = 3 so that every label is usable.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import nltk
+import pytest
+from click.testing import CliRunner, Result
+
+from cli import main
+from clparse.data import sample_path
+from clparse.parser import Parser
+from clparse.read import read_trees
+from clparse.read.ptb import format_tree, parse_tree
+from clparse.read.tree import Tree
+from clparse.train import label_status
+
+THETA = 3.0
+DEV = sample_path("dev")
+
+
+
+def invoke(args: Sequence[str], stdin: str | None = None) -> Result:
+    """Run the CLI in-process with stdout and stderr kept apart (whatever click's version)."""
+    if "mix_stderr" in inspect.signature(CliRunner.__init__).parameters:  # click < 8.2
+        runner = CliRunner(mix_stderr=False)  # type: ignore[call-arg]
+    else:  # click >= 8.2 always separates result.stderr
+        runner = CliRunner()
+    return runner.invoke(main, [str(a) for a in args], input=stdin, catch_exceptions=False)
+
+
+def output_trees(text: str) -> list[Tree]:
+    return [parse_tree(line) for line in text.splitlines() if line.strip()]
+
+
+def is_flat(tree: Tree) -> bool:
+    return tree.label == "ROOT" and all(child.is_preterminal for child in tree.children)
+
+
+# ------------------------------------------------------------------------------ command line
+
+
+def test_cli_tokens_from_stdin(trained_db: Path) -> None:
+    result = invoke(["parse", "--db", trained_db, "--theta", "3", "--beam", "1"],
+                    "The dog barked at the cat .\n\nShe sleeps .\n")
+    assert result.exit_code == 0, result.stderr
+    trees = output_trees(result.stdout)
+    assert len(trees) == 2
+    assert [t.words() for t in trees] == [["The", "dog", "barked", "at", "the", "cat", "."],
+                                          ["She", "sleeps", "."]]
+    assert all(t.label == "ROOT" for t in trees)
+    assert "-:2: empty line skipped" in result.stderr
+    assert "parser at Θ̂ = 3:" in result.stderr
+    assert "parsed 2 sentence(s); 0 flat fallback(s)" in result.stderr
+
+
+def test_cli_tagged_input_keeps_tags(trained_db: Path) -> None:
+    tagged = [("The", "DT"), ("dogs", "NNS"), ("barked", "VBD"), ("at", "IN"), ("the", "DT"), ("cat", "NN"),
+              (".", "."), ("1/2", "CD")]  # a word may hold '/': the tag is after the last one
+    line = " ".join(f"{w}/{t}" for w, t in tagged)
+    result = invoke(["parse", "--db", trained_db, "--theta", "3", "--beam", "1", "--input-format", "tagged"],
+                    line + "\nShe/PRP sleeps/VBZ\n")
+    assert result.exit_code == 0, result.stderr
+    first, second = output_trees(result.stdout)
+    assert first.tagged_words() == tagged
+    assert second.tagged_words() == [("She", "PRP"), ("sleeps", "VBZ")]
+
+
+@pytest.mark.parametrize("bad", ["bar", "bar/", "/NN"])
+def test_cli_tagged_input_malformed_token(trained_db: Path, bad: str) -> None:
+    result = invoke(["parse", "--db", trained_db, "--theta", "3", "--beam", "1", "--input-format", "tagged"],
+                    f"The/DT dog/NN\nfoo/NN {bad} baz/NN\n")
+    assert result.exit_code == 1
+    assert f"Error: -:2: token 2 {bad!r} is not word/TAG" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.fixture(scope="module")
+def dev_parsed(trained_db: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Result]:
+    """The whole bundled dev sample parsed greedily from its gold tags (one run, shared)."""
+    out = tmp_path_factory.mktemp("dev") / "dev.parsed"
+    result = invoke(["parse", "--db", trained_db, "--theta", "3", "--beam", "1", "--input-format", "ptb",
+                     "--max-words", "1000", "-o", out, DEV])
+    assert result.exit_code == 0, result.stderr
+    return out, result
+
+
+def test_cli_ptb_input_one_tree_per_gold_tree(dev_parsed: tuple[Path, Result]) -> None:
+    out, result = dev_parsed
+    gold = list(read_trees(DEV))
+    test = output_trees(out.read_text(encoding="utf-8"))
+    assert len(gold) == len(test) == 75
+    assert f"parsed {len(gold)} sentence(s); 0 flat fallback(s)" in result.stderr
+    for g, t in zip(gold, test):
+        assert t.label == "ROOT"
+        assert len(t.words()) == len([w for w, tag in g.tagged_words() if tag != "-NONE-"])
+
+
+def test_cli_ptb_input_keeps_every_token(dev_parsed: tuple[Path, Result]) -> None:
+    out, _ = dev_parsed
+    gold = list(read_trees(DEV))
+    test = output_trees(out.read_text(encoding="utf-8"))
+    for i, (g, t) in enumerate(zip(gold, test), 1):
+        expected = [(w, tag) for w, tag in g.tagged_words() if tag != "-NONE-"]
+        assert t.tagged_words() == expected, f"sentence {i}"
+
+
+def test_cli_ptb_output_evaluates_against_gold(dev_parsed: tuple[Path, Result]) -> None:
+    out, _ = dev_parsed
+    result = invoke(["eval", DEV, out])
+    assert result.exit_code == 0, result.stderr
+    assert "mismatch" not in result.stderr
+    assert re.search(r"Number of Error sentence\s+=\s+0\n", result.stdout)
+
+
+def test_cli_ptb_output_evaluates_without_bracket_sentences(dev_parsed: tuple[Path, Result],
+                                                            tmp_path: Path) -> None:
+    """The same check on the dev sentences without '[' or ']' (those the bracket bug does not touch)."""
+    out, _ = dev_parsed
+    gold_lines = [format_tree(t) for t in read_trees(DEV)]
+    test_lines = [line for line in out.read_text(encoding="utf-8").splitlines() if line.strip()]
+    keep = [i for i, g in enumerate(gold_lines) if not {"[", "]"} & set(parse_tree(g).words())]
+    assert 40 <= len(keep) < len(gold_lines)
+    gold, test = tmp_path / "gold.ptb", tmp_path / "test.ptb"
+    gold.write_text("".join(gold_lines[i] + "\n" for i in keep), encoding="utf-8")
+    test.write_text("".join(test_lines[i] + "\n" for i in keep), encoding="utf-8")
+    result = invoke(["eval", gold, test])
+    assert result.exit_code == 0, result.stderr
+    assert "mismatch" not in result.stderr and "warning" not in result.stderr
+    assert re.search(rf"Number of Valid sentence\s+=\s+{len(keep)}\n", result.stdout)
+    assert re.search(r"Number of Error sentence\s+=\s+0\n", result.stdout)
+    assert re.search(r"Tagging accuracy\s+=\s+100\.00\n", result.stdout)  # the gold tags were kept
+
+
+def test_cli_theta_below_training_fails(trained_db: Path) -> None:
+    result = invoke(["parse", "--db", trained_db, "--theta", "0.01", "--beam", "1"], "The dog barked .\n")
+    assert result.exit_code == 1
+    assert "not every label is trained past" in result.stderr
+    short = [r.label for r in label_status(trained_db) if r.state != "converged" and r.theta >= 0.01]
+    assert short and all(f"{label}: trained only down to" in result.stderr for label in short)
+    assert result.stdout == ""
+
+
+def test_cli_theta_best_before_calibration_fails(trained_db: Path) -> None:
+    result = invoke(["parse", "--db", trained_db, "--theta", "best", "--beam", "1"], "The dog barked .\n")
+    assert result.exit_code == 1
+    assert "not calibrated" in result.stderr and "calibrate" in result.stderr
+
+
+def test_cli_theta_not_a_number(trained_db: Path) -> None:
+    result = invoke(["parse", "--db", trained_db, "--theta", "high"], "The dog barked .\n")
+    assert result.exit_code == 2
+    assert "neither a number nor 'best'" in result.stderr
+
+
+# ------------------------------------------------------------------------------ Python API
+
+
+@pytest.fixture(scope="module")
+def parser(trained_db: Path) -> Parser:
+    return Parser.from_db(trained_db, theta=THETA, beam=1)
+
+
+def test_parse_tokens(parser: Parser) -> None:
+    result = parser.parse("The dog barked .")
+    assert result.fallback is None
+    assert result.tree.label == "ROOT"
+    assert result.tree.words() == ["The", "dog", "barked", "."]
+    assert [w for w, _ in result.tagged] == ["The", "dog", "barked", "."]
+    assert not is_flat(result.tree)
+    assert str(result) == format_tree(result.tree)
+    nltk_tree = result.to_nltk()
+    assert isinstance(nltk_tree, nltk.Tree)
+    assert nltk_tree.label() == "ROOT"
+    assert nltk_tree.leaves() == ["The", "dog", "barked", "."]
+
+
+def test_parse_tagged_keeps_tags(parser: Parser) -> None:
+    given = [("The", "DT"), ("dog", "NN")]
+    result = parser.parse(given)
+    assert result.fallback is None
+    assert result.tree.tagged_words() == given
+    odd = [("The", "DT"), ("dog", "VB"), ("barked", "NN")]  # tags the tagger would not give are still kept
+    assert parser.parse(odd).tree.tagged_words() == odd
+
+
+def test_parse_many(parser: Parser) -> None:
+    inputs = ["The dog barked .", ["She", "sleeps", "."], [("A", "DT"), ("cat", "NN")], "It rains ."]
+    results = list(parser.parse_many(inputs))
+    assert len(results) == len(inputs)
+    assert [r.tree.words() for r in results] == [["The", "dog", "barked", "."], ["She", "sleeps", "."],
+                                                ["A", "cat"], ["It", "rains", "."]]
+    assert all(r.tree.label == "ROOT" for r in results)
+
+
+@pytest.mark.parametrize("empty", ["", "   ", []])
+def test_parse_empty_sentence(parser: Parser, empty: str | list) -> None:
+    result = parser.parse(empty)
+    assert result.fallback == "empty sentence"
+    assert result.tree.words() == []
+
+
+def test_parse_longer_than_max_words(trained_db: Path) -> None:
+    short = Parser.from_db(trained_db, theta=THETA, beam=1, max_words=3)
+    tokens = ["The", "dog", "barked", "at", "the", "cat", "."]
+    result = short.parse(tokens)
+    assert result.fallback is not None and "longer than 3 words" in result.fallback
+    assert is_flat(result.tree)
+    assert result.tree.words() == tokens
+    assert short.parse("The dog barked").fallback is None  # exactly max_words is parsed
+
+
+def test_parse_bracket_tokens(parser: Parser) -> None:
+    result = parser.parse("He ( really ) left .")
+    assert result.tree.words() == ["He", "-LRB-", "really", "-RRB-", "left", "."]
+    assert parse_tree(str(result)).words() == result.tree.words()
+    assert result.to_nltk().leaves() == result.tree.words()
+
+
+def test_parse_tokens_containing_brackets_give_readable_trees(parser: Parser) -> None:
+    # GUM keeps '[' ']' as is (tagged -LRB-/-RRB-); only '(' and ')' cannot appear in PTB text.
+    result = parser.parse("f(x) is nice :)")
+    back = parse_tree(str(result))
+    assert len(back.words()) == 4
+    assert not any(c in w for w in back.words() for c in "()")
+
+
+def test_parse_keeps_square_brackets_given_with_tags(parser: Parser) -> None:
+    given = [("see", "VB"), ("[", "-LRB-"), ("1", "CD"), ("]", "-RRB-")]
+    assert parser.parse(given).tree.tagged_words() == given
+
+
+def dev_sentences(count: int, max_words: int = 12) -> list[list[tuple[str, str]]]:
+    out = []
+    for tree in read_trees(DEV):
+        tagged = [(w, t) for w, t in tree.tagged_words() if t != "-NONE-"]
+        if 4 <= len(tagged) <= max_words and not {"[", "]"} & {w for w, _ in tagged}:
+            out.append(tagged)
+        if len(out) == count:
+            break
+    return out
+
+
+@pytest.mark.parametrize("beam", [1, 50])
+def test_beams_give_complete_trees(trained_db: Path, beam: int) -> None:
+    parser = Parser.from_db(trained_db, theta=THETA, beam=beam)
+    sentences = dev_sentences(4)
+    assert len(sentences) == 4
+    for tagged in sentences:
+        result = parser.parse(tagged)
+        assert result.fallback is None, result.fallback
+        assert result.tree.label == "ROOT" and not is_flat(result.tree)
+        assert result.tree.tagged_words() == tagged
+        assert result.pops >= 1
+
+
+def test_max_pops_gives_flat_fallback(trained_db: Path) -> None:
+    parser = Parser.from_db(trained_db, theta=THETA, beam=1, max_pops=1)
+    tokens = ["The", "dog", "saw", "a", "cat"]
+    result = parser.parse(tokens)
+    assert result.fallback is not None and "popped states" in result.fallback
+    assert is_flat(result.tree)
+    assert result.tree.words() == tokens
+    assert result.pops == 1

@@ -16,6 +16,16 @@ import apsw
 import pytest
 
 
+def read_rows(db: Path, query: str, *bindings: object) -> list[tuple]:
+    """Rows of a read-only query (APSW: Python's sqlite3 must never be loaded beside it)."""
+    connection = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    connection.set_busy_timeout(10_000)
+    try:
+        return [tuple(row) for row in connection.execute(query, bindings)]
+    finally:
+        connection.close()
+
+
 def backup_database(source: Path, target: Path) -> Path:
     """Copy ``source`` to ``target`` with SQLite's backup API (both plain paths)."""
     reader = apsw.Connection(str(source), flags=apsw.SQLITE_OPEN_READONLY)

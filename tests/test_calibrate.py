@@ -15,12 +15,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import apsw
 import pytest
 from click.testing import CliRunner, Result
 
 from cli import main
 from clparse.calibrate.run import CalibrationResult, CalibrationSettings, calibrate
+from tests.conftest import read_rows
 
 CLPARSE = Path(sys.executable).with_name("clparse")
 THETAS = [20.0, 8.0, 4.0]
@@ -36,15 +36,6 @@ def invoke(args: list[str], stdin: str | None = None) -> Result:
     else:
         runner = CliRunner()
     return runner.invoke(main, [str(a) for a in args], input=stdin, catch_exceptions=False)
-
-
-def read_rows(db: Path, query: str, *bindings: object) -> list[tuple]:
-    connection = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
-    connection.set_busy_timeout(10_000)
-    try:
-        return [tuple(row) for row in connection.execute(query, bindings)]
-    finally:
-        connection.close()
 
 
 def stored_points(db: Path) -> dict[float, tuple]:

@@ -22,17 +22,9 @@ from clparse.errors import ClparseError, ConfigurationError
 from clparse.store.sql import run_query
 from clparse.store.training import LabelProblem, TrainingStore
 from clparse.store.weights import margins_after
+from tests.conftest import read_rows
 
 LABEL = "NP"
-
-
-def read_rows(db: Path, query: str, *bindings: object) -> list[tuple]:
-    connection = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
-    connection.set_busy_timeout(5000)
-    try:
-        return [tuple(row) for row in connection.execute(query, bindings)]
-    finally:
-        connection.close()
 
 
 def stored_state(db: Path) -> tuple[int, bytes]:

@@ -427,37 +427,6 @@ def _theta(value: str) -> float | str:
         raise click.BadParameter(f"{value!r} is neither a number nor 'best'") from None
 
 
-def _sentences(files: tuple[str, ...], fmt: str, warn: Callable[[str], None]) -> Iterator[Any]:
-    """Sentences from FILES (or stdin): token lists, (word, tag) lists, or gold trees' tagged words."""
-    from clparse.read import read_trees
-
-    sources = files or ("-",)
-    for name in sources:
-        if fmt == "ptb":
-            if name == "-":
-                raise click.UsageError("--input-format ptb needs file names (it cannot read stdin)")
-            for tree in read_trees(name):
-                yield [(w, t) for w, t in tree.tagged_words()]
-            continue
-        handle = sys.stdin if name == "-" else open(name, encoding="utf-8")
-        with handle:
-            for number, line in enumerate(handle, 1):
-                tokens = line.split()
-                if not tokens:
-                    warn(f"{name}:{number}: empty line skipped")
-                    continue
-                if fmt == "tokens":
-                    yield tokens
-                    continue
-                pairs = []
-                for column, token in enumerate(tokens, 1):
-                    word, slash, tag = token.rpartition("/")
-                    if not slash or not word or not tag:
-                        raise click.ClickException(f"{name}:{number}: token {column} {token!r} is not word/TAG")
-                    pairs.append((word, tag))
-                yield pairs
-
-
 @main.command("parse")
 @DB_OPTION
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
@@ -498,10 +467,11 @@ def parse_command(db: Path, files: tuple[str, ...], theta: str, beam: int, max_p
         click.echo(f"warning: {message}", err=True)
 
     count = fallbacks = 0
-    show_bar = bool(files) and output is not sys.stdout or (bool(files) and not sys.stdout.isatty())
-    sentences = _sentences(files, input_format, warn)
-    with click.progressbar(sentences, label="parsing", file=sys.stderr, show_pos=True,
-                           hidden=not show_bar) as bar:
+    from clparse.read.sentences import read_sentences
+
+    sentences = read_sentences(files or ("-",), input_format, warn)
+    # A bar for files only (stdin may be interactive); click draws it only when stderr is a terminal.
+    with click.progressbar(sentences, label="parsing", file=sys.stderr, show_pos=True, hidden=not files) as bar:
         for sentence in bar:
             result = parser.parse(sentence)
             count += 1

@@ -9,7 +9,8 @@ entry left could beat it. Search gives up after ``max_pops`` popped states.
 
 Ties: equal keys go to the entry offered first; a state's successors are offered by descending
 confidence, equal confidences in candidate order (span start, span end, label). Two paths that
-build the same set of items are one state: the later (worse) one is skipped. With ``beam = 1``
+reach the same frontier (the same items, unary chains in the same order: items are interned, so
+equal structure means the same objects) are one state: the later (worse) arrival is skipped. With ``beam = 1``
 the agenda keeps only the popped state's best successor: greedy parsing.
 """
 
@@ -28,9 +29,8 @@ from clparse.search.scorer import CandidateScorer
 
 @dataclass(frozen=True)
 class State:
-    frontier: tuple[Item, ...]
+    frontier: tuple[Item, ...]  # interned items: the tuple itself identifies the state's whole structure
     score: Score
-    built: frozenset[tuple[int, int, str]]  # every (start, end, label) inferred: the state's identity
 
     @property
     def complete(self) -> bool:
@@ -51,7 +51,7 @@ def search(leaves: list[Item], scorer: CandidateScorer, *, beam: int = 1000, max
         raise ValueError("beam and max_pops must be at least 1")
     counter = itertools.count()
     agenda: list[tuple[tuple[float, ...], int, Any]] = []
-    seen: set[frozenset[tuple[int, int, str]]] = set()
+    seen: set[tuple[Item, ...]] = set()  # frontiers popped so far
     # One object per distinct item (same label over the same child objects): states reached along
     # different paths then share items, so the scorer's cache, keyed by item objects, serves them all.
     interned: dict[tuple[object, ...], Item] = {}
@@ -76,7 +76,7 @@ def search(leaves: list[Item], scorer: CandidateScorer, *, beam: int = 1000, max
             if len(agenda) > beam:
                 agenda.pop()
 
-    start = State(tuple(leaves), empty(aggregator), frozenset())
+    start = State(tuple(leaves), empty(aggregator))
     if start.complete:
         return SearchResult(start.frontier[0], start.score, 0)
     offer(start)
@@ -84,11 +84,11 @@ def search(leaves: list[Item], scorer: CandidateScorer, *, beam: int = 1000, max
     while agenda:
         _, _, (parent, first, end, label, score) = agenda.pop(0)
         item = make(label, parent.frontier[first:end])
-        built = parent.built | {(item.start, item.end, label)}
-        if built in seen:
+        frontier = parent.frontier[:first] + (item,) + parent.frontier[end:]
+        if frontier in seen:
             continue
-        seen.add(built)
-        state = State(parent.frontier[:first] + (item,) + parent.frontier[end:], score, built)
+        seen.add(frontier)
+        state = State(frontier, score)
         pops += 1
         if state.complete:
             return SearchResult(item, score, pops)

@@ -87,7 +87,10 @@ def draw_figure(db: str | Path, path: str | Path) -> None:
             axis.plot(xs, [p.recall for p in points], linestyle="--", alpha=0.6, label=f"recall {name}")
             axis.plot(xs, [p.precision for p in points], linestyle=":", alpha=0.6, label=f"precision {name}")
     by_theta.set_xscale("log")
-    by_theta.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # minor labels collide on log axes
+    # Label 1-2-5 steps (10^k alone is too sparse for the few decades Θ̂ spans).
+    by_theta.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+    by_theta.xaxis.set_minor_locator(matplotlib.ticker.LogLocator(subs=(2.0, 5.0)))
+    by_theta.xaxis.set_minor_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
     by_theta.invert_xaxis()  # Θ̂ falls as training proceeds
     by_theta.set_xlabel("minimum reduction in loss Θ̂")
     by_splits.set_xlabel("total decision-tree splits in the parser")

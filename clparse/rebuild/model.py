@@ -144,8 +144,12 @@ def _ensemble(connection: sa.Connection, label: str, count: int) -> LabelEnsembl
         sa.select(tn.c.iteration, tn.c.node, tn.c.feature_id, tn.c.true_child, tn.c.false_child, tn.c.confidence)
         .select_from(tn.join(lb, lb.c.id == tn.c.label_id))
         .where(lb.c.name == label, tn.c.iteration <= count).order_by(tn.c.iteration, tn.c.node)).all()
-    roots, offsets = [], {}
-    feature, true_child, false_child, value = [], [], [], []
+    roots: list[int] = []
+    offsets: dict[int, int] = {}
+    feature: list[int] = []
+    true_child: list[int] = []
+    false_child: list[int] = []
+    value: list[float] = []
     for iteration, node, fid, t, f, conf in rows:
         if node == 0:
             offsets[iteration] = len(feature)

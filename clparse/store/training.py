@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import sqlalchemy as sa
@@ -222,7 +223,7 @@ class TrainingStore:
             connection.execute(lt.update().where(lt.c.label_id == self.label_id(label)).values(
                 state=state, message=message, pid=None, updated_at=now()))
 
-    def trees(self, label: str, up_to: int | None = None) -> list[list[dict[str, object]]]:
+    def trees(self, label: str, up_to: int | None = None) -> list[list[dict[str, Any]]]:
         """The stored trees 1..up_to of a label as node rows (node order), for rebuilding and replay."""
         label_id = self.label_id(label)
         tn = schema.tree_nodes
@@ -230,7 +231,7 @@ class TrainingStore:
                           tn.c.confidence).where(tn.c.label_id == label_id)
         if up_to is not None:
             query = query.where(tn.c.iteration <= up_to)
-        out: dict[int, list[dict[str, object]]] = {}
+        out: dict[int, list[dict[str, Any]]] = {}
         with self.engine.connect() as connection:
             for row in connection.execute(query.order_by(tn.c.iteration, tn.c.node)).mappings():
                 out.setdefault(int(row["iteration"]), []).append(dict(row))

@@ -157,11 +157,14 @@ class TrainingStore:
                 if row is not None and row.state == "training" and row.pid != os.getpid() and alive(row.pid):
                     raise ClparseError(f"label {label} is being trained by process {row.pid}; stop it first "
                                        "(or wait for it)")
-                if row is None:
+                if row is None:  # the state before iteration 1: all margins zero, one per distinct example
+                    examples = connection.execute(sa.select(schema.labels.c.examples).where(
+                        schema.labels.c.id == label_id)).scalar_one()
                     connection.execute(lt.insert().values(
                         label_id=label_id, settings_json=json.dumps(settings.to_dict(), sort_keys=True),
                         state="training", iteration=0, theta=None, loss=0.0, splits=0, pid=os.getpid(),
-                        started_at=stamp, updated_at=stamp, margins_float64=b""))
+                        started_at=stamp, updated_at=stamp,
+                        margins_float64=np.zeros(examples, dtype="<f8").tobytes()))
                 else:
                     connection.execute(lt.update().where(lt.c.label_id == label_id).values(
                         state="training", pid=os.getpid(), message=None, updated_at=stamp))
@@ -170,12 +173,12 @@ class TrainingStore:
                 connection.rollback()
                 raise
 
-    def record_loss(self, label: str, loss: float, n_examples: int) -> None:
-        """The loss of the starting margins (before the first iteration: all zeros)."""
+    def record_loss(self, label: str, loss: float) -> None:
+        """The loss of the starting margins, shown until the first iteration commits."""
         lt = schema.label_training
         with self.engine.begin() as connection:
             connection.execute(lt.update().where(lt.c.label_id == self.label_id(label), lt.c.iteration == 0)
-                               .values(loss=loss, margins_float64=np.zeros(n_examples, dtype="<f8").tobytes()))
+                               .values(loss=loss))
 
     def splits(self, label: str) -> int:
         lt = schema.label_training

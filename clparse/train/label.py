@@ -45,11 +45,10 @@ def train_label(db: str | Path, label: str, settings: BoostSettings, rule: StopR
     try:
         problem = store.load_problem(label)
         state = store.state(label, settings)
-        margins = state.margins if state.iteration > 0 else None
         booster = Booster(problem.indptr, problem.indices, problem.n_features, problem.y, problem.multiplicity,
-                          settings, margins=margins, iteration=state.iteration, theta=state.theta)
+                          settings, margins=state.margins, iteration=state.iteration, theta=state.theta)
         del problem
-        store.record_loss(label, booster.loss(), len(booster.y))
+        store.record_loss(label, booster.loss())
         splits = store.splits(label)
         while True:
             if should_stop():

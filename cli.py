@@ -372,7 +372,7 @@ def train_command(db: Path, labels: str | None, until_theta: float | None, max_i
         raise click.UsageError("--stumps means --max-depth 1")
     settings = BoostSettings(loss=loss, max_depth=1 if stumps else max_depth, checkpoint_every=checkpoint_every)
     chosen = [x.strip() for x in labels.split(",") if x.strip()] if labels else None
-    chosen, rule = resolve(db, chosen, StopRule(until_theta, max_iterations, max_splits))
+    chosen, rule = resolve(db, chosen, StopRule(until_theta, max_iterations, max_splits), settings)
     click.echo(f"training {len(chosen)} label(s) {rule.describe()}, {jobs} at a time; Ctrl-C pauses", err=True)
     flag = _StopFlag()
     flag.install()

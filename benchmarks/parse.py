@@ -36,7 +36,7 @@ from clparse.read import Tree
 from clparse.search.restore import restore_tokens
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from pcfg import cky_parse, flat, load_gum, train_pcfg
+from pcfg import load_gum, parse_timed, train_pcfg
 
 GOALS = {1: 200.0, 1000: 20.0}  # sentences/s
 HEADER = (f"{'':<22}{'sentences':>10}{'words':>8}{'seconds':>9}{'sent/s':>9}{'words/s':>9}"
@@ -73,17 +73,7 @@ def run_pcfg(gold: list[Tree], preprocess: PreprocessConfig) -> list[str]:
     grammar = train_pcfg(p.tree for p in load_gum("train"))
     trained = time.perf_counter() - start
     kept = [(g, p) for g in gold if (p := preprocess_tree(g, preprocess)) is not None]
-    cky_parse(grammar, kept[0][1].tree.tags())  # warm-up, as for clparse
-    outputs: list[Tree] = []
-    failures = 0
-    start = time.perf_counter()
-    for _, p in kept:
-        tagged = p.tree.tagged_words()
-        tags, words = [t for _, t in tagged], [w for w, _ in tagged]
-        tree = cky_parse(grammar, tags, words)
-        failures += tree is None
-        outputs.append(tree if tree is not None else flat(tags, words))
-    seconds = time.perf_counter() - start
+    outputs, failures, seconds = parse_timed(grammar, [p.tree for _, p in kept])
     restored = []
     for (_, p), tree in zip(kept, outputs):
         removed = {token.index for token in p.removed}

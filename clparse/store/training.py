@@ -43,6 +43,7 @@ class LabelProblem:
     n_features: int
     y: np.ndarray
     multiplicity: np.ndarray
+    rows: np.ndarray  # each example's row in the shared feature_rows (for SQL's clparse_row_features)
 
     @property
     def nonzeros(self) -> int:
@@ -119,7 +120,7 @@ class TrainingStore:
         if lengths:
             np.cumsum(np.concatenate(lengths), out=out_indptr[1:])
         out_indices = np.concatenate(pieces).astype(np.int32) if pieces else np.zeros(0, dtype=np.int32)
-        return LabelProblem(label, label_id, out_indptr, out_indices, n_features, y, multiplicity)
+        return LabelProblem(label, label_id, out_indptr, out_indices, n_features, y, multiplicity, rows)
 
     # ------------------------------------------------------------------ state
 

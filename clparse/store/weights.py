@@ -66,16 +66,8 @@ def weights_at(db: str | Path, label: str, iteration: int) -> Iterator[tuple[int
     state = store.state(label)
     margins = margins_after(store, label, iteration - 1, problem)
     weights = example_weights(state.settings.loss, problem.y, problem.multiplicity.astype(np.float64), margins)
-    label_rows = _label_rows(store, label)
     store.engine.dispose()
     for i in range(len(weights)):
-        yield (i, int(label_rows[i]), int(problem.y[i]), int(problem.multiplicity[i]), float(margins[i]),
+        yield (i, int(problem.rows[i]), int(problem.y[i]), int(problem.multiplicity[i]), float(margins[i]),
                float(weights[i]))
 
-
-def _label_rows(store: TrainingStore, label: str) -> np.ndarray:
-    le = schema.label_examples
-    with store.engine.connect() as connection:
-        chunks = connection.execute(sa.select(le.c.row_int32).where(le.c.label_id == store.label_id(label))
-                                    .order_by(le.c.chunk)).scalars().all()
-    return np.concatenate([np.frombuffer(c, dtype="<i4") for c in chunks])

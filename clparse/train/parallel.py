@@ -35,8 +35,13 @@ class TrainSummary:
         return any(state == "paused" for state in self.states.values())
 
 
-def resolve(db: str | Path, labels: Sequence[str] | None, rule: StopRule) -> tuple[list[str], StopRule]:
-    """The labels to train (all by default, validated) and the stop rule (the default Θ floor if empty)."""
+def resolve(db: str | Path, labels: Sequence[str] | None, rule: StopRule,
+            settings: BoostSettings | None = None) -> tuple[list[str], StopRule]:
+    """The labels to train (all by default, validated) and the stop rule (the default Θ floor if empty).
+
+    With ``settings``, a label whose first iteration used other settings is refused here, before any
+    label starts.
+    """
     store = TrainingStore(db)
     known = store.labels()
     chosen = list(known) if not labels else list(labels)
@@ -46,6 +51,9 @@ def resolve(db: str | Path, labels: Sequence[str] | None, rule: StopRule) -> tup
     if rule.empty:
         with store.engine.connect() as connection:
             rule = StopRule(until_theta=default_theta_floor(connection))
+    if settings is not None:
+        for label in chosen:
+            store.state(label, settings)
     store.engine.dispose()
     return chosen, rule
 
@@ -55,11 +63,7 @@ def train(db: str | Path, labels: Sequence[str] | None = None, settings: BoostSe
           on_iteration: Callable[[str, IterationResult], object] | None = None,
           on_poll: Callable[[], object] | None = None) -> TrainSummary:
     """Train ``labels`` (default: all) until ``rule`` (default: the Θ floor); resumable at any point."""
-    chosen, rule = resolve(db, labels, rule)
-    store = TrainingStore(db)
-    for label in chosen:  # settings that differ from a label's first iteration: refuse before anything runs
-        store.state(label, settings)
-    store.engine.dispose()
+    chosen, rule = resolve(db, labels, rule, settings)
     summary = TrainSummary(rule)
     if jobs < 1:
         raise ConfigurationError(f"--jobs must be at least 1, got {jobs}")

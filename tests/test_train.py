@@ -293,9 +293,12 @@ def test_kill_and_resume_is_bit_identical(base_db: Path, reference: Reference, r
         if sig == signal.SIGKILL:
             # Seeded delays relative to the startup time seen in the reference run: alternately meant to land
             # before the first new commit (imports, loading, begin) and during training (capped by progress).
-            delay = reference.startup * (rng.uniform(0.5, 1.0) if kills % 2 == 0 else rng.uniform(1.1, 2.5))
+            during = kills % 2 == 1
+            delay = reference.startup * (rng.uniform(1.1, 2.5) if during else rng.uniform(0.5, 1.0))
             kills += 1
-            at = watch(process, db, lambda p, elapsed, delay=delay, cap=cap: elapsed >= delay or p.total >= cap)
+            # A "during" kill also waits for a first new commit: under load, startup can outlast the delay.
+            at = watch(process, db, lambda p, elapsed, delay=delay, cap=cap, during=during, before=before:
+                       (p.total > before or not during) and (elapsed >= delay or p.total >= cap))
         else:
             at = watch(process, db, lambda p, _, cap=cap: p.total >= cap)
         time.sleep(rng.uniform(0.0, 0.03))  # anywhere within an iteration or its commit

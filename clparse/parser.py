@@ -9,7 +9,8 @@
 Each sentence goes through the run's own preprocessing (quotation marks and outermost punctuation
 are set aside, headwords lower-cased or UNK), the search, and back: set-aside tokens are put back
 so the output holds every input token in order. A sentence the search cannot finish, an empty
-one or an over-long one gets a flat tree (``fallback`` says why), never an exception.
+one or an over-long one gets a flat tree (``fallback`` says why), never an exception. A search that
+reaches the pop cap finishes greedily from its best state (``completion`` says so).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from clparse.store.database import open_engine
 from clparse.store.tagger import NONE_TAG, load_tagger
 from clparse.tag import Tagger
 
+
 def escape(token: str) -> str:
     """Parentheses cannot appear in PTB text: spell them -LRB- / -RRB-, as the treebank does.
 
@@ -52,6 +54,7 @@ class ParseResult:
     tagged: list[tuple[str, str]]
     fallback: str | None = None  # why the tree is flat, if it is
     pops: int = 0
+    completion: str | None = None  # why the search finished greedily (the pop cap), if it did
 
     def __str__(self) -> str:
         return format_tree(self.tree)
@@ -146,4 +149,5 @@ class Parser:
         if result.item is None:
             return ParseResult(flat_tree(tagged), tagged, result.reason, result.pops)
         tree = item_tree(result.item, [w for w, _ in kept_tagged])
-        return ParseResult(restore_tokens(tree, kept, prepared.removed), tagged, None, result.pops)
+        return ParseResult(restore_tokens(tree, kept, prepared.removed), tagged, None, result.pops,
+                           result.reason if result.completed else None)

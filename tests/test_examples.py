@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 
-from clparse.examples.features import FeatureConfig, FeatureDictionary, FeatureExtractor
+from clparse.examples.describe import candidate_features
+from clparse.examples.features import FeatureConfig
 from clparse.examples.generate import (
     ExampleGenerator,
     item_to_tree,
@@ -65,7 +66,7 @@ def test_k_children_limit() -> None:
     spans = {(c.first, c.end) for c in candidates(leaves, ["NP"], max_children=5)}
     assert max(end - first for first, end in spans) == 5
     wide = parse_tree("(ROOT (NP " + " ".join(f"(NN w{i})" for i in range(6)) + "))")
-    generator = ExampleGenerator(["NP", "ROOT"], FeatureConfig(), FeatureDictionary(), max_children=5)
+    generator = ExampleGenerator(["NP", "ROOT"], FeatureConfig(), max_children=5)
     assert generator.prepare_tree(wide) is None and generator.report.too_wide == 1
 
 
@@ -81,7 +82,7 @@ def test_same_seed_same_path_and_examples() -> None:
     assert len({tuple(random_path(tree, seed, 0)) for seed in range(20)}) > 1  # it really is random
 
     def run(seed: int) -> list[np.ndarray]:
-        generator = ExampleGenerator(["NP", "VP", "S", "PP", "ROOT"], FeatureConfig(), FeatureDictionary(), seed=seed)
+        generator = ExampleGenerator(["NP", "VP", "S", "PP", "ROOT"], FeatureConfig(), seed=seed)
         generator.add_sentence(tree, 0)
         return [a for label in generator.labels for a in generator.examples.deduplicated(label)]
 
@@ -94,7 +95,7 @@ def test_every_path_replays_to_its_gold_tree(raw: Tree) -> None:
     result = preprocess_tree(raw)
     if result is None:
         return
-    generator = ExampleGenerator(["X"], FeatureConfig(), FeatureDictionary(), max_children=50)
+    generator = ExampleGenerator(["X"], FeatureConfig(), max_children=50)
     tree = generator.prepare_tree(result.tree)
     assert tree is not None
     path = random_path(tree, 0, 1)
@@ -105,10 +106,7 @@ def test_features_of_a_hand_worked_state() -> None:
     # state: NP(The dog) built; frontier = NP, saw/VBD, me/PRP. Candidate: VP over (VBD, PRP), head = VBD.
     leaves = leaf_items([("The", "DT"), ("dog", "NN"), ("saw", "VBD"), ("me", "PRP")])
     frontier = [build("NP", leaves[:2]), leaves[2], leaves[3]]
-    dictionary = FeatureDictionary()
-    extractor = FeatureExtractor(FeatureConfig(context=1, exists_terminal=False), dictionary)
-    ids = extractor.head_free(frontier, 1, 3) | extractor.head_dependent(frontier, 1, 3, head=0)
-    got = {FeatureDictionary.text(dictionary.keys[i]) for i in ids}
+    got = candidate_features(frontier, 1, 3, head=0, config=FeatureConfig(context=1, exists_terminal=False))
 
     def item(template: str, slot: str, label: str, tag: str, word: str) -> set[str]:
         return {f"{template}[{slot}].label = {label}", f"{template}[{slot}].headtag = {tag}",
@@ -135,9 +133,8 @@ def test_features_of_a_hand_worked_state() -> None:
 def test_terminal_exists_features_look_inside_items() -> None:
     leaves = leaf_items([("The", "DT"), ("dog", "NN"), ("barks", "VBZ")])
     frontier = [build("NP", leaves[:2]), leaves[2]]
-    dictionary = FeatureDictionary()
-    extractor = FeatureExtractor(FeatureConfig(context=0, child=False, grandchild=False, exists=False), dictionary)
-    got = {FeatureDictionary.text(dictionary.keys[i]) for i in extractor.head_free(frontier, 0, 2)}
+    got = candidate_features(frontier, 0, 2, config=FeatureConfig(context=0, child=False, grandchild=False,
+                                                                  exists=False))
     assert "exists-terminal[all].headword = the" in got  # headwords are lower-cased
     assert "exists-terminal[non-rightmost].headtag = NN" in got
     assert "exists-terminal[non-leftmost].headword = dog" not in got

@@ -419,15 +419,36 @@ def test_beam_one_is_greedy(seed: int, n: int, aggregator: str, make: Callable[[
 # ------------------------------------------------------------------------ 5: giving up, fallback
 
 
-def test_max_pops_one_gives_up_and_parser_falls_back_to_a_flat_tree() -> None:
+def test_pop_cap_completes_greedily_from_the_last_popped_state() -> None:
     # ROOT over both words is the least confident candidate: the first pop is not complete.
     model = table_model({(0, 2, ROOT_LABEL, ("DT", "NN")): -2.0}, 1.0)
     result = search(leaves(2), FakeScorer(model), max_pops=1)
+    assert result.completed and result.pops == 1
+    assert result.reason == "no complete parse within 1 popped states: completed greedily"
+    # the one popped state is the first candidate (all ties at 1.0); greedy goes on from it
+    first = build("NP", leaves(2)[:1])
+    item, confidences = greedy((first, leaves(2)[1]), FakeScorer(model))
+    assert result.item is not None and result.score is not None
+    assert shape(result.item) == shape(item)
+    assert result.score.confidences == tuple(sorted([1.0, *confidences]))
+    # with room to pop, the same sentence parses without the greedy completion
+    assert not search(leaves(2), FakeScorer(model), max_pops=100).completed
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 4), cap=st.integers(1, 6))
+def test_pop_cap_always_ends_in_a_parse(seed: int, n: int, cap: int) -> None:
+    result = search(leaves(n), FakeScorer(child_model(seed)), beam=50, max_pops=cap)
+    assert result.item is not None and result.item.label == ROOT_LABEL
+    assert (result.item.start, result.item.end) == (0, n)
+    assert result.pops <= cap and (not result.completed or result.pops == cap)
+
+
+def test_no_candidate_at_all_falls_back_to_a_flat_tree() -> None:
+    # Only ROOT as a label and K = 1: two words can never be joined, so no parse exists.
+    result = search(leaves(2), FakeScorer(constant_model(), labels=(ROOT_LABEL,), max_children=1))
     assert result.item is None and result.score is None
-    assert result.pops == 1
-    assert "1 popped states" in result.reason
-    # with room to pop, the same sentence parses
-    assert search(leaves(2), FakeScorer(model), max_pops=100).item is not None
+    assert "no parse can be completed" in result.reason
     # what Parser.parse_tagged returns instead
     tagged = WORDS[:2]
     tree = flat_tree(tagged)

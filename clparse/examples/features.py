@@ -1,4 +1,7 @@
-"""Binary features of a candidate inference (paper §2.1.4, Tables 1-2), from declarative templates.
+"""Binary features of a candidate inference (paper §2.1.4, Tables 1-2): settings, keys and ids.
+
+The features are computed by the compiled kernels of :mod:`clparse.examples.kernel`, the one
+implementation both ``prepare`` and the parser use; this module says what they are.
 
 Every feature asks "does item X have property P = v?". A feature is the
 tuple ``(template, item, property, value)``, e.g. ``("context", "left-1",
@@ -14,17 +17,21 @@ tuple ``(template, item, property, value)``, e.g. ``("context", "left-1",
 
 Absent positions (no head-1, sentence edge, a leaf's children) have the value
 ``<none>``. Only the head-dependent features change with the label (the head
-child comes from the label's head rule), so extraction is split in two.
+child comes from the label's head rule), so extraction is split in two:
+the head-free part is shared by every label of a span.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+import numpy as np
+
 from clparse.errors import ConfigurationError
-from clparse.examples.state import Item
+from clparse.examples.kernel import N_SLOTS, slot_names
+from clparse.examples.symbols import SymbolTable
 
 NONE = "<none>"
 PROPERTIES = ("label", "headtag", "headword")
@@ -63,93 +70,87 @@ class FeatureConfig:
 FeatureKey = tuple[str, str, str, str]
 
 
-class FeatureDictionary:
-    """Feature tuple <-> dense integer id, in first-seen order (deterministic for a fixed input order)."""
+def feature_text(key: FeatureKey) -> str:
+    """Readable form: ``context[left-1].headtag = NN``."""
+    template, item, prop, value = key
+    return f"{template}[{item}].{prop} = {value}"
 
-    def __init__(self) -> None:
-        self.ids: dict[FeatureKey, int] = {}
-        self.keys: list[FeatureKey] = []
 
-    def id(self, key: FeatureKey) -> int:
-        found = self.ids.get(key)
-        if found is None:
-            found = self.ids[key] = len(self.keys)
-            self.keys.append(key)
-        return found
+class FeatureSpace:
+    """Feature codes over one symbol table (see :mod:`clparse.examples.kernel`), and their ids.
+
+    ``table[code]`` is a feature's id (-1: none yet); ``keys[id]`` its code. ``prepare`` assigns ids
+    as features are first met (:meth:`assign`); the parser builds the table from the stored keys
+    (:meth:`from_keys`). The code space has room for ``v`` symbols; :meth:`fit` widens it (recoding
+    every assigned id) when the symbol table outgrows it.
+    """
+
+    def __init__(self, config: FeatureConfig, symbols: SymbolTable, room: int | None = None) -> None:
+        self.config = config
+        self.symbols = symbols
+        self.v = max(room or 0, len(symbols), 1)
+        self.flags = np.array([config.context, config.child, config.grandchild, config.exists,
+                               config.exists_terminal], dtype=np.int64)
+        self.slots = slot_names()
+        self.table = np.full(N_SLOTS * 3 * self.v, -1, dtype=np.int32)
+        self.keys = np.zeros(1024, dtype=np.int64)
+        self.counter = np.zeros(2, dtype=np.int64)  # [next feature id, next row id] (kernels update it)
 
     def __len__(self) -> int:
-        return len(self.keys)
+        """Number of feature ids assigned."""
+        return int(self.counter[0])
 
-    @staticmethod
-    def text(key: FeatureKey) -> str:
-        """Readable form: ``context[left-1].headtag = NN``."""
+    def fit(self) -> None:
+        """Make room in the code space for every symbol, recoding the ids assigned so far."""
+        if len(self.symbols) <= self.v:
+            return
+        old_v, self.v = self.v, max(2 * self.v, len(self.symbols))
+        codes = self.keys[:len(self)]
+        slot_prop, symbol = np.divmod(codes, old_v)
+        self.keys[:len(self)] = slot_prop * self.v + symbol
+        self.table = np.full(N_SLOTS * 3 * self.v, -1, dtype=np.int32)
+        self.table[self.keys[:len(self)]] = np.arange(len(self), dtype=np.int32)
+
+    def reserve_ids(self, more: int) -> None:
+        """Room in ``keys`` for ``more`` new ids (a kernel call can add at most that many)."""
+        need = len(self) + more
+        if need > len(self.keys):
+            keys = np.zeros(max(need, 2 * len(self.keys)), dtype=np.int64)
+            keys[:len(self)] = self.keys[:len(self)]
+            self.keys = keys
+
+    def key(self, code: int) -> FeatureKey:
+        slot_prop, symbol = divmod(int(code), self.v)
+        slot, prop = divmod(slot_prop, 3)
+        template, item = self.slots[slot]
+        return template, item, PROPERTIES[prop], self.symbols.strings[symbol]
+
+    def id_keys(self) -> list[FeatureKey]:
+        """The key of every assigned id, by id."""
+        return [self.key(c) for c in self.keys[:len(self)]]
+
+    def code(self, key: FeatureKey) -> int | None:
+        """The code of a stored feature key (None for a key no slot or property has)."""
         template, item, prop, value = key
-        return f"{template}[{item}].{prop} = {value}"
+        try:
+            slot = self.slots.index((template, item))
+            p = PROPERTIES.index(prop)
+        except ValueError:
+            return None
+        symbol = self.symbols.get(value)
+        return None if not 0 <= symbol < self.v else (slot * 3 + p) * self.v + symbol
 
-
-def _values(item: Item | None) -> tuple[str, str, str]:
-    return (NONE, NONE, NONE) if item is None else (item.label, item.headtag, item.headword)
-
-
-class FeatureExtractor:
-    """Turns (frontier, children span, head index) into sorted feature ids."""
-
-    def __init__(self, config: FeatureConfig, dictionary: FeatureDictionary) -> None:
-        self.config = config
-        self.dictionary = dictionary
-
-    def _item_features(self, out: set[int], template: str, slot: str, item: Item | None) -> None:
-        for prop, value in zip(PROPERTIES, _values(item)):
-            out.add(self.dictionary.id((template, slot, prop, value)))
-
-    def _group_features(self, out: set[int], group: str, items: Sequence[Item]) -> None:
-        lookup = self.dictionary.id
-        if self.config.exists:
-            for item in items:
-                for prop, value in zip(PROPERTIES, _values(item)):
-                    out.add(lookup(("exists", group, prop, value)))
-        if self.config.exists_terminal:
-            for item in items:
-                for terminal in item.terminals():
-                    out.add(lookup(("exists-terminal", group, "headtag", terminal.headtag)))
-                    out.add(lookup(("exists-terminal", group, "headword", terminal.headword)))
-
-    def head_free(self, frontier: Sequence[Item], first: int, end: int) -> set[int]:
-        """Features that do not depend on the head child (shared by every label)."""
-        out: set[int] = set()
-        children = frontier[first:end]
-        if self.config.child:
-            self._item_features(out, "child", "first", children[0])
-            self._item_features(out, "child", "last", children[-1])
-        for k in range(1, self.config.context + 1):
-            self._item_features(out, "context", f"left-{k}", frontier[first - k] if first - k >= 0 else None)
-            self._item_features(out, "context", f"right-{k}", frontier[end - 1 + k] if end - 1 + k < len(frontier)
-                                else None)
-        if self.config.grandchild:
-            for name, child in (("first", children[0]), ("last", children[-1])):
-                self._grandchildren(out, name, child)
-        for group, members in (("all", children), ("non-leftmost", children[1:]), ("non-rightmost", children[:-1])):
-            self._group_features(out, group, members)
-        return out
-
-    def head_dependent(self, frontier: Sequence[Item], first: int, end: int, head: int) -> set[int]:
-        """Features that depend on which child is the head."""
-        out: set[int] = set()
-        children = frontier[first:end]
-        if self.config.child:
-            self._item_features(out, "child", "head", children[head])
-            self._item_features(out, "child", "head-1", children[head - 1] if head > 0 else None)
-            self._item_features(out, "child", "head+1", children[head + 1] if head + 1 < len(children) else None)
-        if self.config.grandchild:
-            self._grandchildren(out, "head", children[head])
-        groups = (("non-head", children[:head] + children[head + 1:]), ("left-of-head", children[:head]),
-                  ("right-of-head", children[head + 1:]), ("head-and-left", children[:head + 1]),
-                  ("head-and-right", children[head:]))
-        for group, members in groups:
-            self._group_features(out, group, members)
-        return out
-
-    def _grandchildren(self, out: set[int], name: str, child: Item) -> None:
-        kids = child.children
-        self._item_features(out, "grandchild", f"{name}.first", kids[0] if kids else None)
-        self._item_features(out, "grandchild", f"{name}.last", kids[-1] if kids else None)
+    @classmethod
+    def from_keys(cls, config: FeatureConfig, symbols: SymbolTable, ids: dict[FeatureKey, int],
+                  keep: Callable[[int], bool] = lambda _: True) -> FeatureSpace:
+        """The stored features of a run (the ones ``keep`` accepts; the rest map to -1), read-only."""
+        for template, item, prop, value in ids:
+            symbols.add(value)
+        space = cls(config, symbols)
+        space.reserve_ids(len(ids))
+        for key, fid in ids.items():
+            code = space.code(key)
+            if code is not None and keep(fid):
+                space.table[code] = fid
+        space.counter[0] = max(ids.values(), default=-1) + 1
+        return space

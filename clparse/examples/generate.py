@@ -4,21 +4,26 @@ At every state on the path, every candidate inference becomes an example for
 its label, y = +1 if it is correct and -1 otherwise. Feature sets are stored
 once (identical sets share one *row*); each label keeps (row, y) pairs, which
 :meth:`ExampleSet.deduplicated` merges into multiplicities (exact: identical
-features and label always share a margin).
+features and label always share a margin). The features of a whole state are
+computed by one compiled call (:mod:`clparse.examples.kernel`).
 """
 
 from __future__ import annotations
 
-from array import array
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import types
+from numba.typed import Dict
 
-from clparse.examples.features import FeatureConfig, FeatureDictionary, FeatureExtractor
-from clparse.examples.state import Item, Oracle, allowed_labels, build, leaf_items
-from clparse.preprocess.heads import head_child_index
+from clparse.examples.features import FeatureConfig, FeatureSpace
+from clparse.examples.items import ItemTable
+from clparse.examples.kernel import row_capacity, state_examples
+from clparse.examples.state import Item, Oracle, build, leaf_items
+from clparse.examples.symbols import HeadTable, SymbolTable
+from clparse.preprocess.pipeline import ROOT_LABEL
 from clparse.read.tree import Tree
 
 Inference = tuple[int, int, str]  # word span start, end, label
@@ -87,58 +92,74 @@ def item_to_tree(item: Item, words: Sequence[str]) -> Tree:
     return Tree(item.label, [item_to_tree(child, words) for child in item.children])
 
 
-@dataclass
-class ExampleSet:
-    """Feature rows shared by all labels, and per label the (row, y) of every example.
+RowSink = Callable[[np.ndarray, np.ndarray], object]  # (indptr from 0, indices) of new rows, in row-id order
 
-    Compact on purpose (GUM has ~1.4 M examples per label): a row is kept once, as the bytes of its
-    sorted int32 feature ids (the same bytes object is the dictionary key), and each label's
-    examples are typed arrays, not lists of Python ints.
+
+class RowBuffer:
+    """Keeps every new feature row in memory (tests, small runs); ``prepare`` streams them instead."""
+
+    def __init__(self) -> None:
+        self.lengths: list[np.ndarray] = []
+        self.parts: list[np.ndarray] = []
+
+    def __call__(self, indptr: np.ndarray, indices: np.ndarray) -> None:
+        self.lengths.append(np.diff(indptr))
+        self.parts.append(indices.copy())
+
+    def csr(self) -> tuple[np.ndarray, np.ndarray]:
+        """The rows as CSR ``indptr`` (int64) and ``indices`` (int32)."""
+        lengths = np.concatenate(self.lengths) if self.lengths else np.zeros(0, dtype=np.int64)
+        indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        indices = np.concatenate(self.parts) if self.parts else np.zeros(0, dtype=np.int32)
+        return indptr, indices.astype(np.int32, copy=False)
+
+
+class ExampleSet:
+    """Per label, the (row, y) of every example, as typed arrays (GUM has ~1 M examples per label).
+
+    Feature rows are shared by all labels and stored once: a row is identified by a 128-bit hash of
+    its sorted feature ids (:func:`~clparse.examples.kernel.row_hash`) and numbered in first-seen
+    order; the rows themselves go to a sink as they are found.
     """
 
-    labels: tuple[str, ...]
-    rows: list[bytes] = field(default_factory=list)
-    row_ids: dict[bytes, int] = field(default_factory=dict)
-    examples: dict[str, tuple[array, array]] = field(default_factory=dict)
+    def __init__(self, labels: Sequence[str]) -> None:
+        self.labels = tuple(labels)
+        self.row_ids = Dict.empty(key_type=types.UniTuple(types.uint64, 2), value_type=types.int64)
+        self._label: list[np.ndarray] = []
+        self._row: list[np.ndarray] = []
+        self._y: list[np.ndarray] = []
+        self._merged: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
-    def __post_init__(self) -> None:
-        for label in self.labels:
-            self.examples.setdefault(label, (array("i"), array("b")))
+    def add_state(self, label: np.ndarray, row: np.ndarray, y: np.ndarray) -> None:
+        self._label.append(label)
+        self._row.append(row)
+        self._y.append(y)
+        self._merged = None
 
-    def row(self, features: set[int]) -> int:
-        key = np.fromiter(sorted(features), dtype=np.int32, count=len(features)).tobytes()
-        found = self.row_ids.get(key)
-        if found is None:
-            found = self.row_ids[key] = len(self.rows)
-            self.rows.append(key)
-        return found
+    def _all(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self._merged is None:
+            merged = tuple(np.concatenate(part) if part else np.zeros(0, dtype=np.int64)
+                           for part in (self._label, self._row, self._y))
+            self._label, self._row, self._y = [merged[0]], [merged[1]], [merged[2]]
+            self._merged = merged  # type: ignore[assignment]
+        assert self._merged is not None
+        return self._merged
 
-    def add(self, label: str, row: int, y: int) -> None:
-        rows, ys = self.examples[label]
-        rows.append(row)
-        ys.append(y)
+    def counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """Candidates and positives per label index."""
+        label, _, y = self._all()
+        size = len(self.labels)
+        return np.bincount(label, minlength=size), np.bincount(label[y > 0], minlength=size)
 
     def deduplicated(self, label: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Unique (row, y) pairs of a label with their multiplicities, sorted by (row, y)."""
-        rows, ys = self.examples[label]
-        pairs = np.frombuffer(rows, dtype=np.int32).astype(np.int64) * 2 + (np.frombuffer(ys, dtype=np.int8) > 0)
+        labels, rows, ys = self._all()
+        mine = labels == self.labels.index(label)
+        pairs = rows[mine].astype(np.int64) * 2 + (ys[mine] > 0)
         unique, counts = np.unique(pairs, return_counts=True)
         return (unique // 2).astype(np.int32), np.where(unique % 2 == 1, 1, -1).astype(np.int8), \
             counts.astype(np.int32)
-
-    def take_csr(self) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`csr`, then drop the row list and its index (halves peak memory when writing)."""
-        result = self.csr()
-        self.rows.clear()
-        self.row_ids.clear()
-        return result
-
-    def csr(self) -> tuple[np.ndarray, np.ndarray]:
-        """The shared rows as CSR ``indptr`` (int64) and ``indices`` (int32)."""
-        lengths = np.fromiter((len(r) // 4 for r in self.rows), dtype=np.int64, count=len(self.rows))
-        indptr = np.zeros(len(self.rows) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=indptr[1:])
-        return indptr, np.frombuffer(b"".join(self.rows), dtype=np.int32)
 
 
 @dataclass
@@ -153,18 +174,33 @@ class GenerationReport:
 
 
 class ExampleGenerator:
-    """Walks each training tree's random path and records every candidate as an example."""
+    """Walks each training tree's random path and records every candidate as an example.
 
-    def __init__(self, labels: Sequence[str], config: FeatureConfig, dictionary: FeatureDictionary,
-                 max_children: int = 5, seed: int = 0, normalize: Callable[[str], str] = str.lower) -> None:
+    Features come from the compiled kernel (:func:`~clparse.examples.kernel.state_examples`), one
+    call per state; new feature rows go to ``sink`` as they are found.
+    """
+
+    def __init__(self, labels: Sequence[str], config: FeatureConfig, max_children: int = 5, seed: int = 0,
+                 normalize: Callable[[str], str] = str.lower, sink: RowSink | None = None,
+                 symbols: SymbolTable | None = None) -> None:
         self.labels = tuple(sorted(labels))
-        self.extractor = FeatureExtractor(config, dictionary)
-        self.context = config.context
+        self.symbols = symbols if symbols is not None else SymbolTable()
+        self.label_symbols = np.array([self.symbols.add(label) for label in self.labels], dtype=np.int32)
+        self.root = self.labels.index(ROOT_LABEL) if ROOT_LABEL in self.labels else -1
+        self.space = FeatureSpace(config, self.symbols)
+        self.heads = HeadTable(self.symbols)
         self.max_children = max_children
         self.seed = seed
         self.normalize = normalize
         self.examples = ExampleSet(self.labels)
         self.report = GenerationReport()
+        self.sink: RowSink = sink if sink is not None else RowBuffer()
+        self._buffers: dict[str, np.ndarray] = {}
+
+    @property
+    def rows(self) -> int:
+        """Distinct feature rows so far."""
+        return int(self.space.counter[1])
 
     def prepare_tree(self, tree: Tree) -> Tree | None:
         """The gold tree as training sees it, or None if it cannot be built within K children."""
@@ -178,39 +214,51 @@ class ExampleGenerator:
     def add_sentence(self, tree: Tree, sentence: int) -> list[Inference]:
         """Generate the examples of one (prepared) gold tree; return the path taken."""
         self.report.sentences += 1
-        oracle = Oracle(tree, leaf_items(tree.tagged_words(), self.normalize))
-        cache: dict[tuple[int, ...], tuple[set[int], dict[int, int]]] = {}
-        path = walk_randomly(oracle, self.seed, sentence, lambda state: self._add_state(state, cache))
+        leaves = leaf_items(tree.tagged_words(), self.normalize)
+        oracle = Oracle(tree, leaves)
+        items = ItemTable(leaves, self.symbols, self.max_children)
+        self.space.fit()
+        if self.heads.size < len(self.symbols):
+            self.heads = HeadTable(self.symbols)
+        path = walk_randomly(oracle, self.seed, sentence, lambda state: self._add_state(state, items))
         self.report.used += 1
         return path
 
-    def _add_state(self, oracle: Oracle, cache: dict[tuple[int, ...], tuple[set[int], dict[int, int]]]) -> None:
-        frontier = oracle.frontier
-        correct = oracle.correct_keys()
-        n, c = len(frontier), self.context
-        self.report.states += 1
-        for first in range(n):
-            for end in range(first + 1, min(n, first + self.max_children) + 1):
-                # Features look at the children and c context items each side: the same items (and the
-                # same number of missing positions at the sentence edges) give the same features.
-                key = (max(0, c - first), max(0, end + c - n)) \
-                    + tuple(id(x) for x in frontier[max(0, first - c):end + c])
-                entry = cache.get(key)
-                if entry is None:
-                    entry = cache[key] = (self.extractor.head_free(frontier, first, end), {})
-                self._add_span(frontier, first, end, entry, correct)
+    def _buffer(self, name: str, size: int, dtype: type) -> np.ndarray:
+        found = self._buffers.get(name)
+        if found is None or len(found) < size:
+            found = self._buffers[name] = np.empty(max(size, 2 * len(found) if found is not None else size),
+                                                   dtype=dtype)
+        return found
 
-    def _add_span(self, frontier: list[Item], first: int, end: int, entry: tuple[set[int], dict[int, int]],
-                  correct: set[tuple[int, int, str]]) -> None:
-        base, rows_by_head = entry
-        child_labels = tuple(x.label for x in frontier[first:end])
-        for label in allowed_labels(frontier, first, end, self.labels):
-            head = head_child_index(label, child_labels)
-            row = rows_by_head.get(head)
-            if row is None:
-                row = rows_by_head[head] = self.examples.row(
-                    base | self.extractor.head_dependent(frontier, first, end, head))
-            y = 1 if (first, end, label) in correct else -1
-            self.examples.add(label, row, y)
-            self.report.candidates[label] += 1
-            self.report.positives[label] += y > 0
+    def _add_state(self, oracle: Oracle, items: ItemTable) -> None:
+        frontier = items.frontier(oracle.frontier)
+        label_index = {label: i for i, label in enumerate(self.labels)}
+        correct = np.array([(first, end, label_index[label]) for first, end, label in oracle.correct_keys()],
+                           dtype=np.int32).reshape(-1, 3)
+        n, k = len(frontier), self.max_children
+        spans = sum(min(k, n - first) for first in range(n))
+        row_size = row_capacity(k, items.size)
+        candidates = spans * len(self.labels)
+        rows = spans * min(k, len(self.labels))
+        self.space.reserve_ids(rows * row_size)
+        counter = self.space.counter
+        n_cand, n_new, n_nz = state_examples(
+            frontier, self.space.flags, k, self.label_symbols, self.root, correct, items.arrays(),
+            self.heads.arrays(), self.space.v, self.space.table, self.space.keys, counter, self.examples.row_ids,
+            self._buffer("codes", row_size, np.int64), self._buffer("ids", row_size, np.int32),
+            self._buffer("children", k, np.int32), self._buffer("label", candidates, np.int16),
+            self._buffer("row", candidates, np.int32), self._buffer("y", candidates, np.int8),
+            self._buffer("indptr", rows + 1, np.int64), self._buffer("indices", rows * row_size, np.int32))
+        self.report.states += 1
+        self.examples.add_state(self._buffers["label"][:n_cand].copy(), self._buffers["row"][:n_cand].copy(),
+                                self._buffers["y"][:n_cand].copy())
+        if n_new:
+            self.sink(self._buffers["indptr"][:n_new + 1], self._buffers["indices"][:n_nz])
+
+    def finish(self) -> None:
+        """Fill the report's per-label counts (call once every sentence is in)."""
+        candidates, positives = self.examples.counts()
+        for i, label in enumerate(self.labels):
+            self.report.candidates[label] = int(candidates[i])
+            self.report.positives[label] = int(positives[i])

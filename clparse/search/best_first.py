@@ -12,19 +12,46 @@ confidence, equal confidences in candidate order (span start, span end, label). 
 reach the same frontier (the same items, unary chains in the same order: items are interned, so
 equal structure means the same objects) are one state: the later (worse) arrival is skipped. With ``beam = 1``
 the agenda keeps only the popped state's best successor: greedy parsing.
+
+At the pop cap (or if the agenda runs empty) the search still ends in a parse: from the last state
+popped (the best on the agenda when it was popped) it continues greedily, best candidate first,
+until ROOT is built; ``SearchResult.completed`` says so. Only a state with no candidate at all
+(nothing can ever be built) ends without a parse.
 """
 
 from __future__ import annotations
 
 import bisect
 import itertools
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
+
+import numpy as np
 
 from clparse.examples.state import Item, build
 from clparse.preprocess.pipeline import ROOT_LABEL
 from clparse.search.aggregate import Score, empty, extend
-from clparse.search.scorer import CandidateScorer
+from clparse.search.scorer import CandidateArrays
+
+Scored = tuple[int, int, str, float]  # first frontier position, end position, label, confidence
+
+
+class Scorer(Protocol):
+    """What the search needs: a state's candidates with confidences, in candidate order (first, end, label)."""
+
+    def candidates(self, frontier: Sequence[Item]) -> CandidateArrays | Sequence[Scored]: ...
+
+
+def ranked(found: CandidateArrays | Sequence[Scored]) -> Iterator[Scored]:
+    """Candidates best confidence first, equal confidences in candidate order (lazily: callers stop early)."""
+    if isinstance(found, CandidateArrays):
+        order = np.argsort(-found.confidence, kind="stable")
+        first, end, label, confidence, labels = found.first, found.end, found.label, found.confidence, found.labels
+        for i in order:
+            yield int(first[i]), int(end[i]), labels[label[i]], float(confidence[i])
+    else:
+        yield from sorted(found, key=lambda c: -c[3])  # stable: ties keep candidate order
 
 
 @dataclass(frozen=True)
@@ -42,10 +69,11 @@ class SearchResult:
     item: Item | None  # the ROOT item of the best parse, None if search gave up
     score: Score | None
     pops: int
-    reason: str = ""  # why search gave up
+    reason: str = ""  # why search gave up, or why it completed greedily
+    completed: bool = False  # the parse was finished greedily after the pop cap (or an empty agenda)
 
 
-def search(leaves: list[Item], scorer: CandidateScorer, *, beam: int = 1000, max_pops: int = 10_000,
+def search(leaves: list[Item], scorer: Scorer, *, beam: int = 1000, max_pops: int = 10_000,
            aggregator: str = "maxmin") -> SearchResult:
     if beam < 1 or max_pops < 1:
         raise ValueError("beam and max_pops must be at least 1")
@@ -64,10 +92,7 @@ def search(leaves: list[Item], scorer: CandidateScorer, *, beam: int = 1000, max
         return item
 
     def offer(state: State) -> None:
-        scored = scorer.candidates(state.frontier)
-        order = sorted(range(len(scored)), key=lambda i: -scored[i][3])  # stable: ties keep candidate order
-        for i in order:
-            first, end, label, confidence = scored[i]
+        for first, end, label, confidence in ranked(scorer.candidates(state.frontier)):
             score = extend(aggregator, state.score, confidence)
             entry = (score.key, next(counter), (state, first, end, label, score))
             if len(agenda) >= beam and entry[:2] >= agenda[-1][:2]:
@@ -81,6 +106,7 @@ def search(leaves: list[Item], scorer: CandidateScorer, *, beam: int = 1000, max
         return SearchResult(start.frontier[0], start.score, 0)
     offer(start)
     pops = 0
+    state = start
     while agenda:
         _, _, (parent, first, end, label, score) = agenda.pop(0)
         item = make(label, parent.frontier[first:end])
@@ -93,6 +119,28 @@ def search(leaves: list[Item], scorer: CandidateScorer, *, beam: int = 1000, max
         if state.complete:
             return SearchResult(item, score, pops)
         if pops >= max_pops:
-            return SearchResult(None, None, pops, f"no complete parse within {max_pops} popped states")
+            return complete_greedily(state, scorer, make, aggregator, pops,
+                                     f"no complete parse within {max_pops} popped states")
         offer(state)
-    return SearchResult(None, None, pops, "the agenda ran empty")
+    return complete_greedily(state, scorer, make, aggregator, pops, "the agenda ran empty")
+
+
+def complete_greedily(state: State, scorer: Scorer, make: Any, aggregator: str, pops: int,
+                      why: str) -> SearchResult:
+    """Finish ``state`` by always taking its best candidate (ties in candidate order) until ROOT is built.
+
+    It ends: every inference either shrinks the frontier or extends a unary chain, and a chain cannot
+    repeat a label. The step bound only guards against a scorer that breaks those rules.
+    """
+    frontier, score = state.frontier, state.score
+    bound = len(frontier) * (len(getattr(scorer, "labels", ())) + 2) + 64
+    for _ in range(bound):
+        if len(frontier) == 1 and frontier[0].label == ROOT_LABEL:
+            return SearchResult(frontier[0], score, pops, f"{why}: completed greedily", completed=True)
+        best = next(ranked(scorer.candidates(frontier)), None)
+        if best is None:
+            break
+        first, end, label, confidence = best
+        frontier = frontier[:first] + (make(label, frontier[first:end]),) + frontier[end:]
+        score = extend(aggregator, score, confidence)
+    return SearchResult(None, None, pops, f"{why}, and no parse can be completed from the best state")

@@ -1,127 +1,172 @@
-"""Confidences Q(I) of every candidate inference of a state, with a cache shared across states.
+"""Confidences Q(I) of every candidate inference of a state: one compiled call per state.
 
-A candidate's features look only at its children and ``context`` frontier items on each side, so
-two candidates over the same items (the same objects) at the same distance from the sentence
-edges have the same features. States of one search share items, so the cache, keyed by those
-items, serves every state that contains them. Features unseen in training have no id and are
-dropped (no tree can test them). Candidates are scored in one batch per label.
+:class:`CompiledModel` turns a :class:`~clparse.rebuild.model.ParserModel` into what the kernels
+read (symbol ids, the code -> feature id table restricted to features some tree tests, every
+label's trees as one node array), once per model. :class:`CandidateScorer` holds one sentence's
+items and window cache (make one per sentence) and returns a state's candidates as arrays.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
+from numba import types
+from numba.typed import Dict
 
-from clparse.examples.features import FeatureDictionary, FeatureExtractor, FeatureKey
-from clparse.examples.state import Item, allowed_labels
-from clparse.preprocess.heads import head_child_index
+from clparse.examples.features import FeatureSpace
+from clparse.examples.items import ItemTable
+from clparse.examples.kernel import MAX_CONTEXT, candidate_rows, row_capacity, score_state
+from clparse.examples.state import Item
+from clparse.examples.symbols import HeadTable, SymbolTable
+from clparse.preprocess.pipeline import ROOT_LABEL
 from clparse.rebuild.model import ParserModel
 
-Scored = tuple[int, int, str, float]
 
-# The head rules are a pure function of the label and the children's labels: memoize them.
-_head = lru_cache(maxsize=65_536)(head_child_index)  # first frontier position, end position, label, confidence
+@dataclass
+class CandidateArrays:
+    """A state's candidates in candidate order (span start, span end, label): parallel arrays."""
 
+    first: np.ndarray
+    end: np.ndarray
+    label: np.ndarray  # index into ``labels``
+    confidence: np.ndarray
+    labels: tuple[str, ...]
 
-class KnownFeatures(FeatureDictionary):
-    """The training run's feature ids, read-only: an unseen feature maps to -1."""
-
-    def __init__(self, ids: dict[FeatureKey, int]) -> None:
-        super().__init__()
-        self.ids = ids
-
-    def id(self, key: FeatureKey) -> int:
-        return self.ids.get(key, -1)
+    def __len__(self) -> int:
+        return len(self.first)
 
 
-class MemoizedExtractor(FeatureExtractor):
-    """Feature extraction with each item's contribution computed once per slot or group.
+class CompiledModel:
+    """The parts of a parser model the kernels read, built once per model."""
 
-    In a search the same item sits in many candidates' children and context; its ids for a given
-    slot (``context[left-1]``) or group (``exists[non-head]``) never change, so they are memoized
-    (keyed by the item object, which the cache keeps alive for the sentence).
-    """
+    def __init__(self, model: ParserModel, full_table: bool = False) -> None:
+        self.model = model
+        self.labels = model.labels
+        self.symbols = SymbolTable()
+        self.label_symbols = np.array([self.symbols.add(label) for label in self.labels], dtype=np.int32)
+        self.root = self.labels.index(ROOT_LABEL) if ROOT_LABEL in self.labels else -1
+        ensembles = [model.ensembles[label] for label in self.labels]
+        used: set[int] = set()
+        for ensemble in ensembles:
+            used.update(int(f) for f in ensemble.feature if f >= 0)
+        # Scoring only needs the features some tree tests; full_table keeps every stored feature (rows).
+        self.space = FeatureSpace.from_keys(model.features, self.symbols, model.feature_ids,
+                                            keep=(lambda _: True) if full_table else used.__contains__)
+        self.heads = HeadTable(self.symbols)
+        self.presence_size = max(len(self.space), 1)
+        offsets = np.zeros(len(ensembles) + 1, dtype=np.int64)
+        node_base = 0
+        roots, feature, true_child, false_child, value = [], [], [], [], []
+        for i, e in enumerate(ensembles):
+            offsets[i + 1] = offsets[i] + len(e.roots)
+            roots.append(e.roots + node_base)
+            feature.append(e.feature)
+            true_child.append(np.where(e.true_child >= 0, e.true_child + node_base, -1))
+            false_child.append(np.where(e.false_child >= 0, e.false_child + node_base, -1))
+            value.append(e.value)
+            node_base += len(e.feature)
 
-    def __init__(self, config: Any, dictionary: FeatureDictionary) -> None:
-        super().__init__(config, dictionary)
-        self._items: dict[tuple[str, str, Item | None], frozenset[int]] = {}
-        self._groups: dict[tuple[str, Item], frozenset[int]] = {}
+        def joined(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+            return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
 
-    def _item_features(self, out: set[int], template: str, slot: str, item: Item | None) -> None:
-        key = (template, slot, item)
-        found = self._items.get(key)
-        if found is None:
-            part: set[int] = set()
-            super()._item_features(part, template, slot, item)
-            found = self._items[key] = frozenset(part)
-        out |= found
+        self.forest = (offsets, joined(roots, np.int64), joined(feature, np.int32), joined(true_child, np.int64),
+                       joined(false_child, np.int64), joined(value, np.float64))
 
-    def _group_features(self, out: set[int], group: str, items: Sequence[Item]) -> None:
-        for item in items:
-            key = (group, item)
-            found = self._groups.get(key)
-            if found is None:
-                part: set[int] = set()
-                super()._group_features(part, group, (item,))
-                found = self._groups[key] = frozenset(part)
-            out |= found
+    def head_arrays(self) -> tuple[np.ndarray, ...]:
+        if self.heads.size < len(self.symbols):  # a tag or word no training tree had
+            self.heads = HeadTable(self.symbols)
+        return self.heads.arrays()
 
 
 class CandidateScorer:
-    """Scores the candidates of states of one sentence (make one per sentence: the cache holds items)."""
+    """Scores the candidates of states of one sentence (make one per sentence: the cache holds its items)."""
 
-    def __init__(self, model: ParserModel) -> None:
-        self.model = model
-        self.labels = model.labels
-        self.extractor = MemoizedExtractor(model.features, KnownFeatures(model.feature_ids))
-        self.context = model.features.context
-        self.max_children = model.max_children
-        self.cache: dict[tuple[object, ...], dict[str, float]] = {}
-        self.scored = 0  # candidates scored (cache misses), for reports
+    def __init__(self, model: ParserModel | CompiledModel) -> None:
+        self.compiled = model if isinstance(model, CompiledModel) else compiled(model)
+        self.labels = self.compiled.labels
+        self.context = self.compiled.model.features.context
+        self.max_children = self.compiled.model.max_children
+        self.items: ItemTable | None = None
+        self.cache = Dict.empty(key_type=types.int64, value_type=types.int64)
+        self.entries = np.zeros(1, dtype=np.int64)
+        self.win = np.zeros((0, 3 + self.max_children + 2 * MAX_CONTEXT), dtype=np.int32)
+        self.scores = np.zeros((0, len(self.labels)), dtype=np.float64)
+        self.present = np.zeros(self.compiled.presence_size, dtype=np.int32)
+        self._out: dict[str, np.ndarray] = {}
+        self.scored = 0  # windows scored (cache misses), for reports
 
-    def _key(self, frontier: Sequence[Item], first: int, end: int) -> tuple[object, ...]:
-        c, n = self.context, len(frontier)
-        return (max(0, c - first), max(0, end + c - n), *frontier[max(0, first - c):end + c])
+    def _items(self, frontier: Sequence[Item]) -> ItemTable:
+        if self.items is None:  # the first state is the leaves
+            self.items = ItemTable(list(frontier), self.compiled.symbols, self.max_children)
+        return self.items
 
-    def candidates(self, frontier: Sequence[Item]) -> list[Scored]:
-        """Every candidate of the state with its confidence, in the fixed order (first, end, label)."""
-        n = len(frontier)
-        spans = [(first, end) for first in range(n) for end in range(first + 1, min(n, first + self.max_children) + 1)]
-        missing = [(first, end) for first, end in spans if self._key(frontier, first, end) not in self.cache]
-        if missing:
-            self._score(frontier, missing)
-        out: list[Scored] = []
-        for first, end in spans:
-            scores = self.cache[self._key(frontier, first, end)]
-            out.extend((first, end, label, scores[label]) for label in allowed_labels(frontier, first, end,
-                                                                                        self.labels))
-        return out
+    def _room(self, spans: int, candidates: int, codes: int) -> None:
+        need = int(self.entries[0]) + spans + 1
+        if need > len(self.scores):
+            size = max(need, 2 * len(self.scores), 256)
+            win = np.zeros((size, self.win.shape[1]), dtype=np.int32)
+            win[:len(self.win)] = self.win
+            scores = np.zeros((size, self.scores.shape[1]), dtype=np.float64)
+            scores[:len(self.scores)] = self.scores
+            self.win, self.scores = win, scores
+        for name, size, dtype in (("first", candidates, np.int32), ("end", candidates, np.int32),
+                                  ("label", candidates, np.int32), ("conf", candidates, np.float64),
+                                  ("codes", codes, np.int64), ("touched", codes, np.int32),
+                                  ("children", self.max_children, np.int32),
+                                  ("label_heads", len(self.labels), np.int64)):
+            found = self._out.get(name)
+            if found is None or len(found) < size:
+                self._out[name] = np.empty(max(size, 2 * len(found) if found is not None else size), dtype=dtype)
 
-    def _score(self, frontier: Sequence[Item], spans: list[tuple[int, int]]) -> None:
-        batches: dict[str, tuple[list[tuple[object, ...]], list[np.ndarray]]] = {}
-        for first, end in spans:
-            key = self._key(frontier, first, end)
-            base = self.extractor.head_free(frontier, first, end)
-            by_head: dict[int, np.ndarray] = {}
-            child_labels = tuple(x.label for x in frontier[first:end])
-            for label in allowed_labels(frontier, first, end, self.labels):
-                head = _head(label, child_labels)
-                row = by_head.get(head)
-                if row is None:
-                    ids = base | self.extractor.head_dependent(frontier, first, end, head)
-                    ids.discard(-1)
-                    row = by_head[head] = np.array(sorted(ids), dtype=np.int32)
-                keys, rows = batches.setdefault(label, ([], []))
-                keys.append(key)
-                rows.append(row)
-            self.cache[key] = {}
-        for label, (keys, rows) in batches.items():
-            indptr = np.zeros(len(rows) + 1, dtype=np.int64)
-            np.cumsum([len(r) for r in rows], out=indptr[1:])
-            scores = self.model.ensembles[label].score(indptr, np.concatenate(rows))
-            self.scored += len(rows)
-            for key, score in zip(keys, scores):
-                self.cache[key][label] = float(score)
+    def candidates(self, frontier: Sequence[Item]) -> CandidateArrays:
+        """Every candidate of the state with its confidence, in the fixed order (first, end, label).
+
+        The arrays are views of buffers reused by the next call: use them before calling again.
+        """
+        items = self._items(frontier)
+        ids = items.frontier(frontier)
+        n, k = len(ids), self.max_children
+        spans = sum(min(k, n - first) for first in range(n))
+        self._room(spans, spans * len(self.labels), row_capacity(k, items.size))
+        out = self._out
+        before = int(self.entries[0])
+        c = self.compiled
+        count = score_state(ids, c.space.flags, self.context, k, c.label_symbols, c.root, items.arrays(),
+                            c.head_arrays(), c.space.v, c.space.table, self.present, c.forest, self.cache, self.win,
+                            self.scores, self.entries, out["codes"], out["touched"], out["children"],
+                            out["label_heads"], out["first"], out["end"], out["label"], out["conf"])
+        self.scored += int(self.entries[0]) - before
+        return CandidateArrays(out["first"][:count], out["end"][:count], out["label"][:count], out["conf"][:count],
+                               self.labels)
+
+
+def compiled(model: ParserModel) -> CompiledModel:
+    """The model's compiled form, built on first use and kept on the model."""
+    found = getattr(model, "_compiled", None)
+    if found is None:
+        found = CompiledModel(model)
+        model._compiled = found  # type: ignore[attr-defined]
+    return found
+
+
+def state_rows(model: CompiledModel, items: ItemTable, frontier: np.ndarray) -> list[tuple[int, int, str, np.ndarray]]:
+    """The feature row (sorted ids) of every candidate of a state, as the search's kernels compute it.
+
+    For the parity test against the rows ``prepare`` stored; ``model`` must be built with
+    ``full_table=True`` so that every stored feature has its id.
+    """
+    n, k = len(frontier), model.model.max_children
+    spans = sum(min(k, n - first) for first in range(n))
+    size = row_capacity(k, items.size)
+    out_first = np.empty(spans * len(model.labels), dtype=np.int32)
+    out_end, out_label = np.empty_like(out_first), np.empty_like(out_first)
+    out_indptr = np.zeros(len(out_first) + 1, dtype=np.int64)
+    out_indices = np.empty(len(out_first) * size, dtype=np.int32)
+    count = candidate_rows(frontier, model.space.flags, k, model.label_symbols, model.root, items.arrays(),
+                           model.head_arrays(), model.space.v, model.space.table, np.empty(size, dtype=np.int64),
+                           np.empty(size, dtype=np.int32), np.empty(k, dtype=np.int32), out_first, out_end,
+                           out_label, out_indptr, out_indices)
+    return [(int(out_first[i]), int(out_end[i]), model.labels[out_label[i]],
+             out_indices[out_indptr[i]:out_indptr[i + 1]].copy()) for i in range(count)]

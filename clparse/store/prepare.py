@@ -1,10 +1,11 @@
 """``clparse prepare``: treebank in, every training example with its features into SQLite.
 
-Everything is computed first and written in one transaction, so an
-interruption, a bad tree or a full disk leaves the database as it was. The
-run is identified by a digest of its inputs (file contents) and settings:
-the same inputs again do nothing; different ones are refused rather than
-mixed into the same database.
+Everything is written in one transaction, so an interruption, a bad tree or a
+full disk leaves the database as it was. Feature rows are streamed into it as
+the compiled kernel finds them (in blobs of ``CHUNK_ROWS`` rows), so they are
+never all held in memory. The run is identified by a digest of its inputs
+(file contents) and settings: the same inputs again do nothing; different ones
+are refused rather than mixed into the same database.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import sqlalchemy as sa
 
 from clparse import __version__
 from clparse.errors import ConfigurationError, DatabaseError
-from clparse.examples.features import FeatureConfig, FeatureDictionary
+from clparse.examples.features import FeatureConfig, feature_text
 from clparse.examples.generate import ExampleGenerator, GenerationReport
 from clparse.preprocess import (
     PreprocessConfig,
@@ -122,10 +123,17 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
                             "use a new --db for a new run (runs are never mixed)")
     start = time.perf_counter()
     summary = PrepareSummary(True, 1, "")
-    data = _compute(files, settings, summary, progress, total)
-    summary.seconds = time.perf_counter() - start
-    _write(engine, digest, settings, files, data, summary)
-    engine.dispose()
+    try:
+        with engine.begin() as connection:
+            _prepare_in(connection, digest, files, settings, summary, progress, total)
+            summary.seconds = time.perf_counter() - start
+            connection.execute(schema.runs.update().where(schema.runs.c.id == summary.run_id)
+                               .values(seconds=summary.seconds))
+    except sa.exc.OperationalError as exc:
+        raise DatabaseError(f"writing the run failed and was rolled back, the database is unchanged: "
+                            f"{exc.orig}") from None
+    finally:
+        engine.dispose()
     _, accuracy = ensure_tagger(db, train)
     summary.message = (f"prepared run {summary.run_id}: {summary.train_sentences} training sentences, "
                        f"{summary.dev_sentences} dev sentences, {summary.rows} feature rows, "
@@ -137,18 +145,52 @@ def _accuracy(accuracy: float | None) -> str:
     return "without a dev split to measure it" if accuracy is None else f"{100 * accuracy:.2f} % on dev"
 
 
-@dataclass
-class _Computed:
-    sentences: list[dict[str, Any]]
-    paths: list[tuple[int, list[tuple[int, int, str]]]]  # (sentence index, path)
-    vocabulary: Vocabulary
-    generator: ExampleGenerator
-    dictionary: FeatureDictionary
-    file_trees: dict[Path, int]
+class _RowWriter:
+    """Feature rows into ``feature_rows`` blobs of exactly ``CHUNK_ROWS`` rows as they arrive (the last one shorter)."""
+
+    def __init__(self, connection: sa.Connection, run_id: int) -> None:
+        self.connection = connection
+        self.run_id = run_id
+        self.chunk = 0
+        self.rows = 0
+        self.nonzeros = 0
+        self.lengths: list[np.ndarray] = []
+        self.parts: list[np.ndarray] = []
+        self.pending = 0
+        self.row_counts = np.zeros(0, dtype=np.int64)  # distinct rows containing each feature
+
+    def __call__(self, indptr: np.ndarray, indices: np.ndarray) -> None:
+        self.lengths.append(np.diff(indptr))
+        self.parts.append(indices.copy())
+        self.pending += len(indptr) - 1
+        while self.pending >= CHUNK_ROWS:
+            self._flush(CHUNK_ROWS)
+
+    def close(self) -> None:
+        if self.pending:
+            self._flush(self.pending)
+
+    def _flush(self, count: int) -> None:
+        lengths = np.concatenate(self.lengths)
+        indices = np.concatenate(self.parts)
+        indptr = np.zeros(count + 1, dtype=np.int64)
+        np.cumsum(lengths[:count], out=indptr[1:])
+        used = int(indptr[-1])
+        self.connection.execute(schema.feature_rows.insert().values(
+            run_id=self.run_id, chunk=self.chunk, first_row=self.rows, row_count=count,
+            indptr_int64=indptr.astype("<i8").tobytes(), indices_int32=indices[:used].astype("<i4").tobytes()))
+        counts = np.bincount(indices[:used], minlength=len(self.row_counts))
+        counts[:len(self.row_counts)] += self.row_counts
+        self.row_counts = counts
+        self.chunk += 1
+        self.rows += count
+        self.nonzeros += used
+        self.lengths, self.parts = [lengths[count:]], [indices[used:]]
+        self.pending -= count
 
 
-def _compute(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings, summary: PrepareSummary,
-             progress: Callable[[int], object] | None, total: Callable[[int], object] | None) -> _Computed:
+def _read(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings,
+          summary: PrepareSummary) -> tuple[dict[str, list[Preprocessed]], dict[Path, int]]:
     config = settings.preprocess_config()
     report = PreprocessReport()
     file_trees: dict[Path, int] = {}
@@ -158,18 +200,35 @@ def _compute(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings, 
         kept[split] += preprocess_treebank(read_trees(path), config, report)
         file_trees[path] = report.sentences - before
     summary.preprocess = report.to_dict()
-    train = kept["train"]
-    if not train:
+    if not kept["train"]:
         raise ConfigurationError("no training sentence survived preprocessing and the length filter")
+    return kept, file_trees
+
+
+def _prepare_in(connection: sa.Connection, digest: str, files: Sequence[tuple[str, Path, str]],
+                settings: PrepareSettings, summary: PrepareSummary,
+                progress: Callable[[int], object] | None, total: Callable[[int], object] | None) -> None:
+    """Read, generate and write the whole run inside the caller's transaction."""
+    kept, file_trees = _read(files, settings, summary)
+    train = kept["train"]
     vocabulary = Vocabulary.build((w for p in train for w in p.tree.words()), settings.vocab_min)
     labels = sorted({node.label for p in train for node in p.tree.phrases()})
-    dictionary = FeatureDictionary()
-    generator = ExampleGenerator(labels, settings.features, dictionary, settings.max_children, settings.seed,
-                                 vocabulary.normalize)
-    sentences: list[dict[str, Any]] = []
-    paths: list[tuple[int, list[tuple[int, int, str]]]] = []
+    config = {"settings": settings.to_dict(), "preprocess": settings.preprocess_config().to_dict(),
+              "labels": labels}
+    run_id = connection.execute(schema.runs.insert().values(
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), clparse_version=__version__,
+        input_digest=digest, config_json=json.dumps(config, sort_keys=True), status="prepared", seconds=0.0,
+    )).inserted_primary_key[0]  # type: ignore[index]
+    summary.run_id = run_id
+    connection.execute(schema.treebank_files.insert(), [
+        {"run_id": run_id, "split": split, "path": str(path), "sha256": sha, "trees": file_trees[path]}
+        for split, path, sha in files])
+    rows = _RowWriter(connection, run_id)
+    generator = ExampleGenerator(labels, settings.features, settings.max_children, settings.seed,
+                                 vocabulary.normalize, sink=rows)
     if total is not None:
         total(len(train))
+    paths: list[tuple[int, list[tuple[int, int, str]]]] = []  # (sentence id, path)
     for split in ("train", "dev"):
         for position, result in enumerate(kept[split]):
             assert result.original is not None
@@ -178,6 +237,7 @@ def _compute(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings, 
                    "tree": format_tree(result.tree),
                    "removed_json": json.dumps([asdict(r) for r in result.removed]),
                    "trained": False, "skip_reason": None}
+            path = None
             if split == "train":
                 tree = generator.prepare_tree(result.tree)
                 if tree is None:
@@ -185,65 +245,31 @@ def _compute(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings, 
                 else:
                     row["trained"] = True
                     row["tree"] = format_tree(tree)
-                    paths.append((len(sentences), generator.add_sentence(tree, position)))
+                    path = generator.add_sentence(tree, position)
                 if progress is not None:
                     progress(1)
-            sentences.append(row)
+            sentence_id = connection.execute(schema.sentences.insert().values(run_id=run_id, **row)
+                                             ).inserted_primary_key[0]  # type: ignore[index]
+            if path is not None:
+                paths.append((sentence_id, path))
+    rows.close()
+    generator.finish()
+    connection.execute(schema.inference_paths.insert(), [
+        {"sentence_id": sentence_id, "step": step, "start": s, "end": e, "label": label}
+        for sentence_id, path in paths for step, (s, e, label) in enumerate(path)])
+    connection.execute(schema.vocabulary.insert(), [
+        {"run_id": run_id, "word": w, "count": c} for w, c in vocabulary.to_rows()])
+    keys = generator.space.id_keys()
+    row_counts = np.zeros(len(keys), dtype=np.int64)
+    row_counts[:len(rows.row_counts)] = rows.row_counts
+    connection.execute(schema.features.insert(), [
+        {"run_id": run_id, "id": i, "template": k[0], "item": k[1], "property": k[2], "value": k[3],
+         "text": feature_text(k), "row_count": int(row_counts[i])} for i, k in enumerate(keys)])
+    _write_labels(connection, run_id, generator, summary)
     summary.train_sentences = len(train)
     summary.dev_sentences = len(kept["dev"])
     summary.generation = generator.report
-    return _Computed(sentences, paths, vocabulary, generator, dictionary, file_trees)
-
-
-def _write(engine: sa.Engine, digest: str, settings: PrepareSettings, files: Sequence[tuple[str, Path, str]],
-           data: _Computed, summary: PrepareSummary) -> None:
-    """All rows in one transaction: on any error (disk full included) nothing is kept."""
-    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    config = {"settings": settings.to_dict(), "preprocess": settings.preprocess_config().to_dict(),
-              "labels": list(data.generator.labels)}
-    try:
-        with engine.begin() as connection:
-            run_id = connection.execute(schema.runs.insert().values(
-                created_at=now, clparse_version=__version__, input_digest=digest,
-                config_json=json.dumps(config, sort_keys=True), status="prepared", seconds=summary.seconds,
-            )).inserted_primary_key[0]
-            summary.run_id = run_id
-            connection.execute(schema.treebank_files.insert(), [
-                {"run_id": run_id, "split": split, "path": str(path), "sha256": sha,
-                 "trees": data.file_trees[path]} for split, path, sha in files])
-            sentence_ids = []
-            for row in data.sentences:
-                result = connection.execute(schema.sentences.insert().values(run_id=run_id, **row))
-                sentence_ids.append(result.inserted_primary_key[0])
-            connection.execute(schema.inference_paths.insert(), [
-                {"sentence_id": sentence_ids[index], "step": step, "start": s, "end": e, "label": label}
-                for index, path in data.paths for step, (s, e, label) in enumerate(path)])
-            connection.execute(schema.vocabulary.insert(), [
-                {"run_id": run_id, "word": w, "count": c} for w, c in data.vocabulary.to_rows()])
-            indptr, indices = data.generator.examples.take_csr()
-            row_counts = np.bincount(indices, minlength=len(data.dictionary))
-            connection.execute(schema.features.insert(), [
-                {"run_id": run_id, "id": i, "template": k[0], "item": k[1], "property": k[2], "value": k[3],
-                 "text": FeatureDictionary.text(k), "row_count": int(row_counts[i])}
-                for i, k in enumerate(data.dictionary.keys)])
-            _write_rows(connection, run_id, indptr, indices, summary)
-            _write_labels(connection, run_id, data.generator, summary)
-    except sa.exc.OperationalError as exc:
-        raise DatabaseError(f"writing the run failed and was rolled back, the database is unchanged: "
-                            f"{exc.orig}") from None
-    summary.features = len(data.dictionary)
-
-
-def _write_rows(connection: sa.Connection, run_id: int, indptr: np.ndarray, indices: np.ndarray,
-                summary: PrepareSummary) -> None:
-    summary.rows, summary.nonzeros = len(indptr) - 1, len(indices)
-    for chunk, first in enumerate(range(0, summary.rows, CHUNK_ROWS)):
-        last = min(first + CHUNK_ROWS, summary.rows)
-        part = indptr[first:last + 1]
-        connection.execute(schema.feature_rows.insert().values(
-            run_id=run_id, chunk=chunk, first_row=first, row_count=last - first,
-            indptr_int64=(part - part[0]).astype("<i8").tobytes(),
-            indices_int32=indices[part[0]:part[-1]].astype("<i4").tobytes()))
+    summary.rows, summary.nonzeros, summary.features = rows.rows, rows.nonzeros, len(keys)
 
 
 def _write_labels(connection: sa.Connection, run_id: int, generator: ExampleGenerator,
@@ -253,7 +279,7 @@ def _write_labels(connection: sa.Connection, run_id: int, generator: ExampleGene
         rows, ys, counts = generator.examples.deduplicated(label)
         label_id = connection.execute(schema.labels.insert().values(
             run_id=run_id, name=label, candidates=report.candidates[label], positives=report.positives[label],
-            examples=len(rows))).inserted_primary_key[0]
+            examples=len(rows))).inserted_primary_key[0]  # type: ignore[index]
         summary.labels[label] = {"candidates": report.candidates[label], "positives": report.positives[label],
                                  "examples": len(rows)}
         for chunk, first in enumerate(range(0, max(len(rows), 1), CHUNK_ROWS)):

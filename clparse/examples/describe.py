@@ -1,0 +1,38 @@
+"""The features of one candidate in readable form, computed by the compiled kernels.
+
+For people and tests: ``candidate_features(frontier, 1, 3, head=0)`` gives the set of
+``template[item].property = value`` strings of building a phrase over ``frontier[1:3]`` with its
+first child as head, exactly as ``prepare`` and the parser see it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from clparse.examples.features import FeatureConfig, FeatureSpace, feature_text
+from clparse.examples.items import ItemTable
+from clparse.examples.kernel import emit_head_dependent, emit_head_free, row_capacity
+from clparse.examples.state import Item
+from clparse.examples.symbols import SymbolTable
+
+
+def candidate_features(frontier: Sequence[Item], first: int, end: int, head: int | None = None,
+                       config: FeatureConfig = FeatureConfig()) -> set[str]:
+    """Readable features of a candidate over ``frontier[first:end]`` (head-free only if ``head`` is None).
+
+    ``frontier`` must reach back to the sentence's leaves: leaf ``i`` spans word ``i``.
+    """
+    leaves = sorted({t for item in frontier for t in item.terminals()}, key=lambda t: t.start)
+    items = ItemTable(leaves, SymbolTable(), max(end - first, 1))
+    ids = items.frontier(frontier)
+    space = FeatureSpace(config, items.symbols)
+    codes = np.empty(row_capacity(end - first, items.size), dtype=np.int64)
+    label, tag, word, start, end_, nkids, kids = items.arrays()
+    count = emit_head_free(codes, ids, len(ids), first, end, space.flags, label, tag, word, start, end_, nkids,
+                           kids, space.v)
+    if head is not None:
+        count = emit_head_dependent(codes, count, ids, first, end, head, space.flags, label, tag, word, start,
+                                    end_, nkids, kids, space.v)
+    return {feature_text(space.key(int(c))) for c in codes[:count]}

@@ -1,0 +1,94 @@
+"""A sentence's items as integer arrays, for the compiled feature kernels.
+
+Search and example generation build :class:`~clparse.examples.state.Item` objects (their identity
+is what makes states equal); this table gives every item an integer index and stores what the
+features read: label, headtag and headword as symbol ids, span, children and head child. Leaves
+are registered first, so leaf ``i`` (word ``i``) is item ``i``: the terminals under an item are the
+items ``start .. end - 1``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from clparse.examples.state import Item
+from clparse.examples.symbols import SymbolTable
+
+
+class ItemTable:
+    """Items of one sentence, indexed in registration order (leaves first)."""
+
+    def __init__(self, leaves: Sequence[Item], symbols: SymbolTable, max_children: int) -> None:
+        # Unseen strings (a tag the training data never had) get new symbols: the head rules still
+        # need them, and the feature kernels give symbols past the code space no feature.
+        self.symbols = symbols
+        self.max_children = max_children
+        self.index: dict[Item, int] = {}
+        capacity = max(16, 4 * len(leaves))
+        self.label = np.zeros(capacity, dtype=np.int32)
+        self.tag = np.zeros(capacity, dtype=np.int32)
+        self.word = np.zeros(capacity, dtype=np.int32)
+        self.start = np.zeros(capacity, dtype=np.int32)
+        self.end = np.zeros(capacity, dtype=np.int32)
+        self.head = np.full(capacity, -1, dtype=np.int32)
+        self.nkids = np.zeros(capacity, dtype=np.int32)
+        # Wider than K: a gold phrase in a too-wide tree is never registered, but a caller's own
+        # items may be; children past K are never read by a feature of a K-bounded candidate.
+        self.kids = np.full((capacity, max(1, max_children)), -1, dtype=np.int32)
+        self.size = 0
+        for position, leaf in enumerate(leaves):
+            if leaf.start != position or not leaf.is_leaf:
+                raise ValueError("leaves must be given in order, leaf i spanning word i")
+            self.register(leaf)
+
+    def _symbol(self, text: str) -> int:
+        return self.symbols.add(text)
+
+    def _grow(self) -> None:
+        capacity = 2 * len(self.label)
+        for name in ("label", "tag", "word", "start", "end", "head", "nkids"):
+            old = getattr(self, name)
+            new = np.full(capacity, -1 if name == "head" else 0, dtype=old.dtype)
+            new[:len(old)] = old
+            setattr(self, name, new)
+        kids = np.full((capacity, self.kids.shape[1]), -1, dtype=np.int32)
+        kids[:len(self.kids)] = self.kids
+        self.kids = kids
+
+    def register(self, item: Item) -> int:
+        """The item's index, registering it (and its children first) if new."""
+        found = self.index.get(item)
+        if found is not None:
+            return found
+        children = [self.register(child) for child in item.children]
+        if self.size == len(self.label):
+            self._grow()
+        i = self.size
+        self.label[i] = self._symbol(item.label)
+        self.tag[i] = self._symbol(item.headtag)
+        self.word[i] = self._symbol(item.headword)
+        self.start[i], self.end[i], self.head[i] = item.start, item.end, item.head
+        self.nkids[i] = len(children)
+        if len(children) > self.kids.shape[1]:
+            wider = np.full((len(self.kids), len(children)), -1, dtype=np.int32)
+            wider[:, :self.kids.shape[1]] = self.kids
+            self.kids = wider
+        self.kids[i, :len(children)] = children
+        self.size += 1
+        self.index[item] = i
+        return i
+
+    def frontier(self, items: Sequence[Item]) -> np.ndarray:
+        """Indices of a frontier's items (registering new ones)."""
+        index = self.index
+        out = np.empty(len(items), dtype=np.int32)
+        for position, item in enumerate(items):
+            found = index.get(item)
+            out[position] = self.register(item) if found is None else found
+        return out
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """What the kernels take, in their argument order: label, tag, word, start, end, nkids, kids."""
+        return self.label, self.tag, self.word, self.start, self.end, self.nkids, self.kids

@@ -1,0 +1,513 @@
+"""The compiled feature kernels: the one implementation of Tables 1-2, for ``prepare`` and the search.
+
+A feature is coded as an integer before it is given a stored id::
+
+    code = (slot * 3 + property) * V + value      (V: size of the code space's symbol table)
+
+where ``slot`` is one of :data:`SLOTS` (template + item position, e.g. ``context[left-1]``),
+``property`` indexes :data:`~clparse.examples.features.PROPERTIES` and ``value`` is a symbol id
+(:mod:`clparse.examples.symbols`). A dense table maps codes to feature ids: ``prepare`` fills it in
+the order features are first met (so ids are exactly what the earlier Python extractor gave), the
+parser reads it (-1: a feature no training example had, or that no tree tests).
+
+Codes are emitted in a fixed order (head-free part, then the head-dependent part of one head child;
+within each, the order of the tables in docs/examples.md). That order only matters for first-seen id
+assignment; a row is the sorted, de-duplicated set of ids.
+
+Every compiled function that another one calls lives in this one file, on purpose: numba's on-disk
+cache of a function is invalidated only when *its own* file changes, so a kernel calling into another
+file would keep running a stale copy of its callee after that file is edited.
+
+Scoring (the parser's side, after the feature part): a candidate's features look only at its
+children and the ``context`` frontier items each side (and how many of those positions fall off the
+sentence edges), so that *window* determines the scores of every label over the span. Windows are
+cached per sentence (hash -> entry, the window itself kept to rule out collisions), so after an
+inference only the spans whose window holds the new item are scored. Scoring a window: its head-free
+feature ids are marked in a presence array, then for each head child some label needs, the
+head-dependent ids too, and each label's trees walk the presence array, adding leaf values tree by
+tree in training order (the same additions as the row-by-row scorer, so the same floats). Only
+features some tree tests are marked: the rest cannot change a score.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def head_index(parent: int, children: np.ndarray, n: int, parent_rule: np.ndarray, parent_np: np.ndarray,
+               child_class: np.ndarray, child_pos: np.ndarray, child_coordinator: np.ndarray,
+               rule_passes: np.ndarray, pass_mode: np.ndarray, label_offsets: np.ndarray,
+               label_classes: np.ndarray) -> int:
+    """Head child of a phrase labeled ``parent`` over ``children[:n]`` (symbol ids), with coordination."""
+    rule = parent_rule[parent]
+    if rule == -1:
+        return 0
+    head = -1
+    if parent_np[parent] and child_pos[children[n - 1]]:
+        head = n - 1
+    else:
+        last_mode = 0
+        for p in range(rule_passes[rule], rule_passes[rule + 1]):
+            mode = pass_mode[p]
+            last_mode = mode
+            lo, hi = label_offsets[p], label_offsets[p + 1]
+            forward = mode == 0 or mode == 2
+            if lo == hi:
+                head = 0 if forward else n - 1
+                break
+            if mode >= 2:  # any of the labels, scanning from one side
+                for k in range(n):
+                    i = k if forward else n - 1 - k
+                    cls = child_class[children[i]]
+                    for q in range(lo, hi):
+                        if label_classes[q] == cls:
+                            head = i
+                            break
+                    if head >= 0:
+                        break
+            else:  # each label in priority order, scanning from one side
+                for q in range(lo, hi):
+                    for k in range(n):
+                        i = k if forward else n - 1 - k
+                        if child_class[children[i]] == label_classes[q]:
+                            head = i
+                            break
+                    if head >= 0:
+                        break
+            if head >= 0:
+                break
+        if head < 0:
+            head = 0 if (last_mode == 0 or last_mode == 2) else n - 1
+    if head >= 2 and child_coordinator[children[head - 1]]:
+        head -= 2
+    return head
+
+
+# Slots: template + item position. Fixed whatever the configuration (disabled templates emit nothing).
+CHILD_FIRST, CHILD_LAST, CHILD_HEAD, CHILD_HEAD_LEFT, CHILD_HEAD_RIGHT = 0, 1, 2, 3, 4
+CONTEXT_LEFT = 5  # left-1 .. left-5 are 5..9
+CONTEXT_RIGHT = 10  # right-1 .. right-5 are 10..14
+GRAND = 15  # first.first, first.last, last.first, last.last, head.first, head.last: 15..20
+EXISTS = 21  # + group index (features.GROUPS order): 21..28
+EXISTS_TERMINAL = 29  # 29..36
+N_SLOTS = 37
+MAX_CONTEXT = 5
+
+# Flags array layout (FeatureConfig as integers).
+F_CONTEXT, F_CHILD, F_GRANDCHILD, F_EXISTS, F_EXISTS_TERMINAL = 0, 1, 2, 3, 4
+
+
+def slot_names() -> list[tuple[str, str]]:
+    """(template, item) of every slot, by slot number."""
+    from clparse.examples.features import GROUPS
+
+    names = [("child", "first"), ("child", "last"), ("child", "head"), ("child", "head-1"), ("child", "head+1")]
+    names += [("context", f"left-{k}") for k in range(1, MAX_CONTEXT + 1)]
+    names += [("context", f"right-{k}") for k in range(1, MAX_CONTEXT + 1)]
+    names += [("grandchild", f"{a}.{b}") for a in ("first", "last", "head") for b in ("first", "last")]
+    names += [("exists", g) for g in GROUPS] + [("exists-terminal", g) for g in GROUPS]
+    assert len(names) == N_SLOTS
+    return names
+
+
+def row_capacity(max_children: int, words: int) -> int:
+    """An upper bound on the codes one candidate row emits."""
+    return 3 * (11 + 2 * MAX_CONTEXT) + 24 * max_children + 16 * words + 16
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _code(slot: int, prop: int, symbol: int, v: int) -> int:
+    if symbol >= v:  # a string the code space has never seen (parse time): no feature
+        return -1
+    return (slot * 3 + prop) * v + symbol
+
+
+@njit(cache=True, nogil=True)
+def _emit_item(out, pos, slot, item, label, tag, word, v):  # type: ignore[no-untyped-def]
+    if item < 0:
+        out[pos] = _code(slot, 0, 0, v)
+        out[pos + 1] = _code(slot, 1, 0, v)
+        out[pos + 2] = _code(slot, 2, 0, v)
+    else:
+        out[pos] = _code(slot, 0, label[item], v)
+        out[pos + 1] = _code(slot, 1, tag[item], v)
+        out[pos + 2] = _code(slot, 2, word[item], v)
+    return pos + 3
+
+
+@njit(cache=True, nogil=True)
+def _emit_group(out, pos, group, frontier, first, lo, hi, skip, flags, label, tag, word,  # type: ignore[no-untyped-def]
+                start, end, v):
+    """``exists`` then ``exists-terminal`` over children ``lo .. hi - 1`` except ``skip``."""
+    if flags[F_EXISTS]:
+        for k in range(lo, hi):
+            if k != skip:
+                pos = _emit_item(out, pos, EXISTS + group, frontier[first + k], label, tag, word, v)
+    if flags[F_EXISTS_TERMINAL]:
+        slot = EXISTS_TERMINAL + group
+        for k in range(lo, hi):
+            if k != skip:
+                item = frontier[first + k]
+                for t in range(start[item], end[item]):  # leaf t is item t
+                    out[pos] = _code(slot, 1, tag[t], v)
+                    out[pos + 1] = _code(slot, 2, word[t], v)
+                    pos += 2
+    return pos
+
+
+@njit(cache=True, nogil=True)
+def _emit_grandchildren(out, pos, slot, child, nkids, kids, label, tag, word, v):  # type: ignore[no-untyped-def]
+    count = nkids[child]
+    pos = _emit_item(out, pos, slot, kids[child, 0] if count > 0 else -1, label, tag, word, v)
+    return _emit_item(out, pos, slot + 1, kids[child, count - 1] if count > 0 else -1, label, tag, word, v)
+
+
+@njit(cache=True, nogil=True)
+def emit_head_free(out, frontier, n, first, end, flags, label, tag, word, start, end_, nkids, kids,  # type: ignore[no-untyped-def]
+                   v):
+    """Codes of the features that do not depend on the head child; returns how many were written."""
+    pos = 0
+    m = end - first
+    if flags[F_CHILD]:
+        pos = _emit_item(out, pos, CHILD_FIRST, frontier[first], label, tag, word, v)
+        pos = _emit_item(out, pos, CHILD_LAST, frontier[end - 1], label, tag, word, v)
+    for k in range(1, flags[F_CONTEXT] + 1):
+        left = frontier[first - k] if first - k >= 0 else -1
+        right = frontier[end - 1 + k] if end - 1 + k < n else -1
+        pos = _emit_item(out, pos, CONTEXT_LEFT + k - 1, left, label, tag, word, v)
+        pos = _emit_item(out, pos, CONTEXT_RIGHT + k - 1, right, label, tag, word, v)
+    if flags[F_GRANDCHILD]:
+        pos = _emit_grandchildren(out, pos, GRAND, frontier[first], nkids, kids, label, tag, word, v)
+        pos = _emit_grandchildren(out, pos, GRAND + 2, frontier[end - 1], nkids, kids, label, tag, word, v)
+    pos = _emit_group(out, pos, 0, frontier, first, 0, m, -1, flags, label, tag, word, start, end_, v)  # all
+    pos = _emit_group(out, pos, 2, frontier, first, 1, m, -1, flags, label, tag, word, start, end_, v)  # non-leftmost
+    pos = _emit_group(out, pos, 3, frontier, first, 0, m - 1, -1, flags, label, tag, word, start, end_, v)
+    return pos
+
+
+@njit(cache=True, nogil=True)
+def emit_head_dependent(out, pos, frontier, first, end, head, flags, label, tag, word, start, end_,  # type: ignore[no-untyped-def]
+                        nkids, kids, v):
+    """Append the codes of the features that depend on head child ``head``; returns the new end."""
+    m = end - first
+    if flags[F_CHILD]:
+        pos = _emit_item(out, pos, CHILD_HEAD, frontier[first + head], label, tag, word, v)
+        pos = _emit_item(out, pos, CHILD_HEAD_LEFT, frontier[first + head - 1] if head > 0 else -1,
+                         label, tag, word, v)
+        pos = _emit_item(out, pos, CHILD_HEAD_RIGHT, frontier[first + head + 1] if head + 1 < m else -1,
+                         label, tag, word, v)
+    if flags[F_GRANDCHILD]:
+        pos = _emit_grandchildren(out, pos, GRAND + 4, frontier[first + head], nkids, kids, label, tag, word, v)
+    pos = _emit_group(out, pos, 1, frontier, first, 0, m, head, flags, label, tag, word, start, end_, v)  # non-head
+    pos = _emit_group(out, pos, 4, frontier, first, 0, head, -1, flags, label, tag, word, start, end_, v)
+    pos = _emit_group(out, pos, 5, frontier, first, head + 1, m, -1, flags, label, tag, word, start, end_, v)
+    pos = _emit_group(out, pos, 6, frontier, first, 0, head + 1, -1, flags, label, tag, word, start, end_, v)
+    pos = _emit_group(out, pos, 7, frontier, first, head, m, -1, flags, label, tag, word, start, end_, v)
+    return pos
+
+
+@njit(cache=True, nogil=True)
+def blocked_by_chain(frontier_item: int, label_symbol: int, label, nkids, kids) -> bool:  # type: ignore[no-untyped-def]
+    """Is ``label_symbol`` on the item's unary chain (the item itself or a one-child descendant)?"""
+    node = frontier_item
+    while True:
+        if label[node] == label_symbol:
+            return True
+        if nkids[node] != 1:
+            return False
+        node = kids[node, 0]
+
+
+@njit(cache=True, nogil=True)
+def candidate_head(frontier, first, end, label_symbol, child_symbols, label, heads):  # type: ignore[no-untyped-def]
+    m = end - first
+    for k in range(m):
+        child_symbols[k] = label[frontier[first + k]]
+    return head_index(label_symbol, child_symbols, m, heads[0], heads[1], heads[2], heads[3], heads[4],
+                      heads[5], heads[6], heads[7], heads[8])
+
+
+@njit(cache=True, nogil=True)
+def sorted_ids(codes, count, table, out):  # type: ignore[no-untyped-def]
+    """The known feature ids of ``codes[:count]``, sorted and de-duplicated into ``out``; returns the length."""
+    k = 0
+    for i in range(count):
+        c = codes[i]
+        if c >= 0:
+            f = table[c]
+            if f >= 0:
+                out[k] = f
+                k += 1
+    if k == 0:
+        return 0
+    out[:k].sort()
+    j = 1
+    for i in range(1, k):
+        if out[i] != out[j - 1]:
+            out[j] = out[i]
+            j += 1
+    return j
+
+
+@njit(cache=True, nogil=True)
+def assign_ids(codes, lo, hi, table, keys, counter):  # type: ignore[no-untyped-def]
+    """Give every code of ``codes[lo:hi]`` not yet in ``table`` the next feature id, in order (prepare)."""
+    for i in range(lo, hi):
+        c = codes[i]
+        if table[c] < 0:
+            table[c] = counter[0]
+            keys[counter[0]] = c
+            counter[0] += 1
+
+
+_M1 = np.uint64(0x9E3779B97F4A7C15)
+_M2 = np.uint64(0xC2B2AE3D27D4EB4F)
+_M3 = np.uint64(0x165667B19E3779F9)
+
+
+@njit(cache=True, nogil=True)
+def row_hash(ids, count):  # type: ignore[no-untyped-def]
+    """Two independent 64-bit hashes of a row (128 bits: a collision among 10^8 rows has odds ~10^-22)."""
+    a = np.uint64(count) * _M1
+    b = np.uint64(count) ^ _M2
+    for i in range(count):
+        x = np.uint64(ids[i]) + np.uint64(1)
+        a = (a ^ x) * _M1
+        a ^= a >> np.uint64(29)
+        b = (b + x * _M3) * _M2
+        b ^= b >> np.uint64(31)
+    return (a, b)
+
+
+@njit(cache=True, nogil=True)
+def state_examples(frontier, flags, max_children, label_symbols, root, correct, items, heads,  # type: ignore[no-untyped-def]
+                   v, table, keys, counter, rows, codes, ids, child_symbols, out_label, out_row, out_y,
+                   out_indptr, out_indices):
+    """Every candidate of one state as an example (prepare): label index, row id, y.
+
+    Spans in order (first, end), labels in the given (sorted) order; a span's head-free features
+    first, then per head child (in the order the labels first need it) its head-dependent ones:
+    the order the first Python extractor met features in, so ids come out the same. New rows (not
+    in ``rows``, keyed by their 128-bit hash) get the next row id and are written to ``out_indptr`` /
+    ``out_indices``. Returns (candidates, new rows, new non-zeros).
+    """
+    label, tag, word, start, end_, nkids, kids = items
+    n = frontier.shape[0]
+    n_labels = label_symbols.shape[0]
+    head_rows = np.empty(max_children, dtype=np.int64)
+    n_cand = 0
+    n_new = 0
+    n_nz = 0
+    out_indptr[0] = 0
+    for first in range(n):
+        for end in range(first + 1, min(n, first + max_children) + 1):
+            m = end - first
+            base = emit_head_free(codes, frontier, n, first, end, flags, label, tag, word, start, end_, nkids,
+                                  kids, v)
+            assign_ids(codes, 0, base, table, keys, counter)
+            head_rows[:m] = -1
+            whole = first == 0 and end == n
+            for li in range(n_labels):
+                symbol = label_symbols[li]
+                if li == root and not whole:
+                    continue
+                if m == 1 and blocked_by_chain(frontier[first], symbol, label, nkids, kids):
+                    continue
+                head = candidate_head(frontier, first, end, symbol, child_symbols, label, heads)
+                row = head_rows[head]
+                if row < 0:
+                    stop = emit_head_dependent(codes, base, frontier, first, end, head, flags, label, tag, word,
+                                               start, end_, nkids, kids, v)
+                    assign_ids(codes, base, stop, table, keys, counter)
+                    k = sorted_ids(codes, stop, table, ids)
+                    key = row_hash(ids, k)
+                    row = rows.get(key, -1)
+                    if row < 0:
+                        row = counter[1]
+                        counter[1] += 1
+                        rows[key] = row
+                        out_indices[n_nz:n_nz + k] = ids[:k]
+                        n_nz += k
+                        n_new += 1
+                        out_indptr[n_new] = n_nz
+                    head_rows[head] = row
+                y = -1
+                for c in range(correct.shape[0]):
+                    if correct[c, 0] == first and correct[c, 1] == end and correct[c, 2] == li:
+                        y = 1
+                        break
+                out_label[n_cand] = li
+                out_row[n_cand] = row
+                out_y[n_cand] = y
+                n_cand += 1
+    return n_cand, n_new, n_nz
+
+
+# ------------------------------------------------------------------ the parser's side: scoring
+
+_W1 = np.uint64(0x9E3779B97F4A7C15)
+_W2 = np.uint64(0xBF58476D1CE4E5B9)
+
+
+@njit(cache=True, nogil=True)
+def _window_hash(lm, rm, frontier, lo, hi):  # type: ignore[no-untyped-def]
+    h = (np.uint64(lm) * np.uint64(31) + np.uint64(rm) + np.uint64(1)) * _W1
+    for i in range(lo, hi):
+        h = (h ^ np.uint64(frontier[i] + 1)) * _W2
+        h ^= h >> np.uint64(31)
+    return np.int64(h & np.uint64(0x7FFFFFFFFFFFFFFF))
+
+
+@njit(cache=True, nogil=True)
+def _same_window(win, e, lm, rm, frontier, lo, hi):  # type: ignore[no-untyped-def]
+    if win[e, 0] != lm or win[e, 1] != rm or win[e, 2] != hi - lo:
+        return False
+    for i in range(lo, hi):
+        if win[e, 3 + i - lo] != frontier[i]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _walk(label, present, tree_offsets, roots, feature, true_child, false_child, value):  # type: ignore[no-untyped-def]
+    """Q(I) = Σ_t q^t(I) over the label's trees, in order."""
+    total = 0.0
+    for t in range(tree_offsets[label], tree_offsets[label + 1]):
+        node = roots[t]
+        while feature[node] >= 0:
+            node = true_child[node] if present[feature[node]] > 0 else false_child[node]
+        total += value[node]
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _mark(codes, lo, hi, table, present, touched, count, delta):  # type: ignore[no-untyped-def]
+    for i in range(lo, hi):
+        c = codes[i]
+        if c >= 0:
+            f = table[c]
+            if f >= 0:
+                present[f] += delta
+                if delta > 0:
+                    touched[count] = f
+                    count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _score_window(e, frontier, n, first, end, flags, label_symbols, items, heads, v, table, present,  # type: ignore[no-untyped-def]
+                  forest, scores, codes, touched, child_symbols, label_heads):
+    label, tag, word, start, end_, nkids, kids = items
+    tree_offsets, roots, feature, true_child, false_child, value = forest
+    m = end - first
+    n_labels = label_symbols.shape[0]
+    for li in range(n_labels):
+        symbol = label_symbols[li]
+        if m == 1 and blocked_by_chain(frontier[first], symbol, label, nkids, kids):
+            label_heads[li] = -1  # never a candidate over this window
+            scores[e, li] = 0.0
+        else:
+            label_heads[li] = candidate_head(frontier, first, end, symbol, child_symbols, label, heads)
+    base = emit_head_free(codes, frontier, n, first, end, flags, label, tag, word, start, end_, nkids, kids, v)
+    marked = _mark(codes, 0, base, table, present, touched, 0, 1)
+    for head in range(m):
+        needed = False
+        for li in range(n_labels):
+            if label_heads[li] == head:
+                needed = True
+                break
+        if not needed:
+            continue
+        stop = emit_head_dependent(codes, base, frontier, first, end, head, flags, label, tag, word, start, end_,
+                                   nkids, kids, v)
+        before = marked
+        marked = _mark(codes, base, stop, table, present, touched, marked, 1)
+        for li in range(n_labels):
+            if label_heads[li] == head:
+                scores[e, li] = _walk(li, present, tree_offsets, roots, feature, true_child, false_child, value)
+        for i in range(before, marked):
+            present[touched[i]] -= 1
+        marked = before
+    for i in range(marked):
+        present[touched[i]] -= 1
+
+
+@njit(cache=True, nogil=True)
+def score_state(frontier, flags, context, max_children, label_symbols, root, items, heads, v, table,  # type: ignore[no-untyped-def]
+                present, forest, cache, win, scores, entries, codes, touched, child_symbols, label_heads,
+                out_first, out_end, out_label, out_conf):
+    """Every candidate of the state with its confidence, in candidate order (first, end, label).
+
+    ``entries[0]`` is the number of cached windows; the caller leaves room for one new entry per
+    span plus a scratch row (the last) used on a hash collision. Returns the number of candidates.
+    """
+    label = items[0]
+    nkids = items[5]
+    kids = items[6]
+    n = frontier.shape[0]
+    n_labels = label_symbols.shape[0]
+    scratch = scores.shape[0] - 1
+    count = 0
+    for first in range(n):
+        for end in range(first + 1, min(n, first + max_children) + 1):
+            lo, hi = max(0, first - context), min(n, end + context)
+            lm, rm = max(0, context - first), max(0, end + context - n)
+            key = _window_hash(lm, rm, frontier, lo, hi)
+            e = cache[key] if key in cache else -1  # noqa: SIM401 (typed Dict.get gives an Optional)
+            if e >= 0 and not _same_window(win, e, lm, rm, frontier, lo, hi):
+                e = scratch  # a collision: score without caching
+                _score_window(e, frontier, n, first, end, flags, label_symbols, items, heads, v, table,
+                              present, forest, scores, codes, touched, child_symbols, label_heads)
+            elif e < 0:
+                e = entries[0]
+                entries[0] += 1
+                cache[key] = e
+                win[e, 0], win[e, 1], win[e, 2] = lm, rm, hi - lo
+                for i in range(lo, hi):
+                    win[e, 3 + i - lo] = frontier[i]
+                _score_window(e, frontier, n, first, end, flags, label_symbols, items, heads, v, table,
+                              present, forest, scores, codes, touched, child_symbols, label_heads)
+            whole = first == 0 and end == n
+            for li in range(n_labels):
+                if li == root and not whole:
+                    continue
+                if end - first == 1 and blocked_by_chain(frontier[first], label_symbols[li], label, nkids, kids):
+                    continue
+                out_first[count] = first
+                out_end[count] = end
+                out_label[count] = li
+                out_conf[count] = scores[e, li]
+                count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def candidate_rows(frontier, flags, max_children, label_symbols, root, items, heads, v, table, codes, ids,  # type: ignore[no-untyped-def]
+                   child_symbols, out_first, out_end, out_label, out_indptr, out_indices):
+    """Every candidate's feature row (sorted known ids), in candidate order: for the parity tests."""
+    label, tag, word, start, end_, nkids, kids = items
+    n = frontier.shape[0]
+    count = 0
+    nz = 0
+    out_indptr[0] = 0
+    for first in range(n):
+        for end in range(first + 1, min(n, first + max_children) + 1):
+            base = emit_head_free(codes, frontier, n, first, end, flags, label, tag, word, start, end_, nkids,
+                                  kids, v)
+            for li in range(label_symbols.shape[0]):
+                if li == root and not (first == 0 and end == n):
+                    continue
+                if end - first == 1 and blocked_by_chain(frontier[first], label_symbols[li], label, nkids, kids):
+                    continue
+                head = candidate_head(frontier, first, end, label_symbols[li], child_symbols, label, heads)
+                stop = emit_head_dependent(codes, base, frontier, first, end, head, flags, label, tag, word,
+                                           start, end_, nkids, kids, v)
+                k = sorted_ids(codes, stop, table, ids)
+                out_indices[nz:nz + k] = ids[:k]
+                nz += k
+                out_first[count], out_end[count], out_label[count] = first, end, li
+                count += 1
+                out_indptr[count] = nz
+    return count

@@ -1,0 +1,109 @@
+"""Strings as integers for the compiled kernels: one symbol table per run, and the head rules over it.
+
+Every string a feature can take as its value (labels, tags, normalized headwords, ``<none>``) gets a
+symbol id. The Collins head rules (:mod:`clparse.preprocess.heads`) are compiled into arrays over
+those ids, so the kernels find a candidate's head child without calling back into Python
+(:func:`clparse.examples.kernel.head_index`, which must agree with
+:func:`~clparse.preprocess.heads.head_child_index` on every input: a property test checks it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from clparse.preprocess.heads import (
+    BORROWED_RULES,
+    COORDINATORS,
+    HEAD_RULES,
+    LEFT,
+    LEFT_ANY,
+    NP_LIKE,
+    RIGHT,
+    RIGHT_ANY,
+    WRAPPERS,
+    base_label,
+)
+
+NONE = "<none>"
+_MODES = {LEFT: 0, RIGHT: 1, LEFT_ANY: 2, RIGHT_ANY: 3}
+_DEFAULT_RULE = ((LEFT, ()),)
+WRAPPER_RULE = -1  # parent rule id of ROOT/TOP/"": the head is the first child
+
+
+class SymbolTable:
+    """String <-> dense id; id 0 is ``<none>``. Grows on :meth:`add`; :meth:`get` never grows it."""
+
+    def __init__(self, strings: Iterable[str] = ()) -> None:
+        self.strings: list[str] = [NONE]
+        self.ids: dict[str, int] = {NONE: 0}
+        for s in strings:
+            self.add(s)
+
+    def add(self, s: str) -> int:
+        found = self.ids.get(s)
+        if found is None:
+            found = self.ids[s] = len(self.strings)
+            self.strings.append(s)
+        return found
+
+    def get(self, s: str) -> int:
+        return self.ids.get(s, -1)
+
+    def __len__(self) -> int:
+        return len(self.strings)
+
+
+class HeadTable:
+    """The head rules as arrays indexed by symbol id (built for a symbol table; rebuilt if it grows).
+
+    * ``parent_rule[s]``: the rule a phrase labeled ``s`` uses (:data:`WRAPPER_RULE` for wrappers);
+      ``parent_np[s]``: 1 if the NP possessive check applies.
+    * ``child_class[s]``: index of ``base_label(s)`` among the labels the rules mention, or -1;
+      ``child_pos[s]``, ``child_coordinator[s]``: base label is POS / a coordinator.
+    * rules -> passes -> label classes as CSR-like offsets.
+    """
+
+    def __init__(self, symbols: SymbolTable) -> None:
+        mentioned = sorted({label for passes in HEAD_RULES.values() for _, labels in passes for label in labels})
+        class_of = {label: i for i, label in enumerate(mentioned)}
+        rule_names = sorted(HEAD_RULES) + ["<default>"]
+        rule_id = {name: i for i, name in enumerate(rule_names)}
+        pass_mode: list[int] = []
+        label_offsets = [0]
+        label_classes: list[int] = []
+        rule_passes = [0]
+        for name in rule_names:
+            for mode, labels in HEAD_RULES.get(name, _DEFAULT_RULE):
+                pass_mode.append(_MODES[mode])
+                label_classes.extend(class_of[label] for label in labels)
+                label_offsets.append(len(label_classes))
+            rule_passes.append(len(pass_mode))
+        n = len(symbols)
+        self.size = n
+        self.parent_rule = np.empty(n, dtype=np.int32)
+        self.parent_np = np.zeros(n, dtype=np.uint8)
+        self.child_class = np.full(n, -1, dtype=np.int32)
+        self.child_pos = np.zeros(n, dtype=np.uint8)
+        self.child_coordinator = np.zeros(n, dtype=np.uint8)
+        for s, text in enumerate(symbols.strings):
+            base = base_label(text)
+            if base in WRAPPERS:
+                self.parent_rule[s] = WRAPPER_RULE
+            else:
+                name = BORROWED_RULES.get(base, base)
+                self.parent_rule[s] = rule_id.get(name, rule_id["<default>"])
+                self.parent_np[s] = name in NP_LIKE
+            self.child_class[s] = class_of.get(base, -1)
+            self.child_pos[s] = base == "POS"
+            self.child_coordinator[s] = base in COORDINATORS
+        self.rule_passes = np.array(rule_passes, dtype=np.int32)
+        self.pass_mode = np.array(pass_mode, dtype=np.int32)
+        self.label_offsets = np.array(label_offsets, dtype=np.int32)
+        self.label_classes = np.array(label_classes, dtype=np.int32)
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """The arrays :func:`~clparse.examples.kernel.head_index` takes, in its argument order."""
+        return (self.parent_rule, self.parent_np, self.child_class, self.child_pos, self.child_coordinator,
+                self.rule_passes, self.pass_mode, self.label_offsets, self.label_classes)

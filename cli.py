@@ -18,40 +18,117 @@ import click
 from clparse.errors import ClparseError
 
 
-class _Group(click.Group):
-    """A click group that turns clparse's own errors into clean one-line messages."""
+def _fail(exc: BaseException, db: Path | None) -> click.ClickException:
+    """One ``Error:`` line for an error met while running a command (details with ``--verbose``)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and (ctx.find_root().params.get("verbose") or False):
+        import traceback
+
+        traceback.print_exception(exc)
+    if isinstance(exc, ClparseError):
+        return click.ClickException(str(exc))
+    if isinstance(exc, OSError):  # missing file, full disk, permission: name the file
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        return click.ClickException(f"{where}{exc.strerror or exc}")
+    # SQLite errors reach here as APSW's or SQLAlchemy's exceptions, with SQL and parameters in their text.
+    from clparse.store.database import sqlite_error
+
+    return click.ClickException(str(sqlite_error(exc, db if db is not None else "the database")))
+
+
+def _is_sqlite_error(exc: BaseException) -> bool:
+    return type(exc).__module__.split(".")[0] in ("apsw", "sqlalchemy")  # checked without importing either
+
+
+class _Command(click.Command):
+    """A click command that turns clparse's own errors, OS and database errors into one ``Error:`` line."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except BrokenPipeError:
+            raise  # click exits quietly when stdout is closed early (`clparse eval ... | head`)
         except ClparseError as exc:
-            raise click.ClickException(str(exc)) from None
-        except OSError as exc:  # missing file, full disk, permission: name the file
-            where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-            raise click.ClickException(f"{where}{exc.strerror or exc}") from None
+            raise _fail(exc, ctx.params.get("db")) from None
+        except OSError as exc:
+            raise _fail(exc, ctx.params.get("db")) from None
+        except Exception as exc:
+            if not _is_sqlite_error(exc):
+                raise
+            raise _fail(exc, ctx.params.get("db")) from None
+
+
+class _Group(click.Group):
+    command_class = _Command
 
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+TREEBANK = click.Path(exists=True, path_type=Path)  # a file, or a directory of *.ptb / *.mrg files
+
+
+def _treebank_files(ctx: click.Context, param: click.Parameter, value: tuple[Path, ...]) -> tuple[Path, ...]:
+    """Directories given for treebank files stand for their *.ptb and *.mrg files."""
+    from clparse.read.paths import treebank_files
+
+    try:
+        return tuple(treebank_files(value))
+    except ClparseError as exc:
+        raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+
+
+class _ManyValues(_Command):
+    """``--train a.ptb b.ptb`` (what a shell glob gives) means ``--train a.ptb --train b.ptb``.
+
+    Click options take one value each; this command rewrites the arguments so that the words
+    following one of :attr:`options` up to the next option all belong to it.
+    """
+
+    options: tuple[str, ...] = ("--train", "--dev")
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        out: list[str] = []
+        current: str | None = None
+        taken = 0
+        for n, arg in enumerate(args):
+            if arg == "--":
+                out += args[n:]
+                break
+            if arg in self.options:
+                current, taken = arg, 0
+                out.append(arg)
+            elif current is not None and not arg.startswith("-"):
+                out += [arg] if taken == 0 else [current, arg]
+                taken += 1
+            else:
+                current = None
+                out.append(arg)
+        return super().parse_args(ctx, out)
 
 
 @click.group(cls=_Group, context_settings=CONTEXT)
 @click.version_option(package_name="clparse")
-def main() -> None:
+@click.option("-v", "--verbose", is_flag=True, help="On an error, print the full details (traceback) too.")
+def main(verbose: bool) -> None:
     """clparse: constituent parsing by classification (Turian & Melamed 2005).
 
     The training state lives in SQLite. Start with `clparse quickstart`, or
-    look at a treebank with `clparse treebank stats FILES`.
+    look at a treebank with `clparse treebank stats FILES`. Every error is one
+    `Error: ...` line and exit status 1; `clparse --verbose COMMAND` adds the details.
     """
 
 
 # --------------------------------------------------------------------- treebank
 
 
-def _preprocess_options(func: Callable[..., Any]) -> Callable[..., Any]:
+def _step_names() -> tuple[str, ...]:
     from clparse.preprocess import STEP_NAMES
 
-    func = click.option("--skip-step", "skip_steps", multiple=True, type=click.Choice(STEP_NAMES),
+    return tuple(STEP_NAMES)
+
+
+def _preprocess_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option("--skip-step", "skip_steps", multiple=True, type=click.Choice(_step_names()),
                         help="Switch off one preprocessing step (repeatable).")(func)
     func = click.option("--max-words", type=click.IntRange(min=1), default=None,
                         help="Keep sentences of at most N words, punctuation not counted.")(func)
@@ -64,8 +141,8 @@ def _read(files: Iterable[Path], skip_bad: bool) -> Iterator[Any]:
     report = ReadReport()
     yield from read_treebank(files, skip_bad=skip_bad, report=report)
     if report.skipped:
-        click.echo(f"warning: skipped {report.skipped} malformed tree(s); first: {report.first_errors[0]}",
-                   err=True)  # type: ignore[index]
+        first = report.first_errors[0] if report.first_errors else "?"
+        click.echo(f"warning: skipped {report.skipped} malformed tree(s); first: {first}", err=True)
 
 
 @main.group(cls=_Group)
@@ -74,7 +151,7 @@ def treebank() -> None:
 
 
 @treebank.command("stats")
-@click.argument("files", nargs=-1, required=True, type=EXISTING_FILE)
+@click.argument("files", nargs=-1, required=True, type=TREEBANK, callback=_treebank_files)
 @click.option("--preprocess/--raw", default=False, show_default=True,
               help="Count after the Table 3 preprocessing steps (and the length filter).")
 @_preprocess_options
@@ -107,7 +184,7 @@ def treebank_stats_command(files: tuple[Path, ...], preprocess: bool, max_words:
 
 
 @treebank.command("preprocess")
-@click.argument("files", nargs=-1, required=True, type=EXISTING_FILE)
+@click.argument("files", nargs=-1, required=True, type=TREEBANK, callback=_treebank_files)
 @_preprocess_options
 @click.option("-o", "--output", type=click.File("w", encoding="utf-8"), default="-",
               help="Where to write the trees (default: stdout).")
@@ -235,11 +312,21 @@ def init_command(db: Path) -> None:
     click.echo(f"{db}: ready")
 
 
-@main.command("prepare")
+def _skip_bad_refused(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    if value:
+        raise click.UsageError("prepare does not skip bad trees: a run stores every tree of its files (and "
+                               "their digests); fix the tree the error names, or write the good trees with "
+                               "`clparse treebank preprocess --skip-bad --skip-step ...` first", ctx)
+    return value
+
+
+@main.command("prepare", cls=_ManyValues)
 @DB_OPTION
-@click.option("--train", "train", multiple=True, required=True, type=EXISTING_FILE,
-              help="Training treebank file (repeatable).")
-@click.option("--dev", "dev", multiple=True, type=EXISTING_FILE, help="Development treebank file (repeatable).")
+@click.option("--train", "train", multiple=True, required=True, type=TREEBANK, callback=_treebank_files,
+              help="Training treebank files, or directories of *.ptb/*.mrg files (several after one --train, "
+                   "or --train repeated).")
+@click.option("--dev", "dev", multiple=True, type=TREEBANK, callback=_treebank_files,
+              help="Development treebank files or directories (like --train).")
 @click.option("--max-words", type=click.IntRange(min=1), default=15, show_default=True,
               help="Keep sentences of at most N words, punctuation not counted.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random bottom-up paths.")
@@ -249,36 +336,42 @@ def init_command(db: Path) -> None:
               help="K: most children an inferred item may have.")
 @click.option("--vocab-min", type=click.IntRange(min=1), default=5, show_default=True,
               help="Words seen fewer times in training become UNK (1 keeps the full vocabulary).")
-@click.option("--skip-step", "skip_steps", multiple=True, help="Switch off a preprocessing step (repeatable).")
+@click.option("--skip-step", "skip_steps", multiple=True, type=click.Choice(_step_names()),
+              help="Switch off a preprocessing step (repeatable).")
+@click.option("--skip-bad", is_flag=True, hidden=True, expose_value=False, callback=_skip_bad_refused)
 def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], max_words: int, seed: int,
                     context: int, max_children: int, vocab_min: int, skip_steps: tuple[str, ...]) -> None:
     """Read and preprocess the treebank and store every training example with its features.
 
     One seeded random bottom-up path per training tree; every candidate at every state on it
     becomes an example of its label (paper §2.1.1). Running it again with the same inputs does
-    nothing; with other inputs or settings it refuses (use a new --db).
+    nothing; with other inputs or settings it refuses (use a new --db). A malformed tree stops it
+    (no --skip-bad: a run holds whole files); a database this command created is then removed.
+
+    \b
+    clparse prepare --db db/gum.sqlite --train gum/train/*.ptb --dev gum/dev/*.ptb
+    clparse prepare --db db/gum.sqlite --train gum/train --dev gum/dev
     """
     from clparse.examples.features import FeatureConfig
-    from clparse.store.database import init_database
+    from clparse.progress import Progress
+    from clparse.store.database import new_or_existing
     from clparse.store.prepare import PrepareSettings, prepare
 
     settings = PrepareSettings(max_words=max_words, seed=seed, max_children=max_children, vocab_min=vocab_min,
                                features=FeatureConfig(context=context), skip_steps=tuple(skip_steps))
-    if not db.exists():
-        init_database(db, echo=click.echo)
-    bar: Any = None
+    bar: Progress | None = None
 
     def start(total: int) -> None:
         nonlocal bar
-        bar = click.progressbar(length=total, label="generating examples", show_eta=True, show_pos=True,
-                                file=sys.stderr)
-        bar.__enter__()
+        bar = Progress("generating examples", total, "sentences")
 
-    try:
-        summary = prepare(db, train, dev, settings, progress=lambda n: bar.update(n), total=start)
-    finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
+    with new_or_existing(db, echo=click.echo, warn=lambda message: click.echo(message, err=True)):
+        try:
+            summary = prepare(db, train, dev, settings, progress=lambda n: bar.update(n) if bar else None,
+                              total=start)
+        finally:
+            if bar is not None:
+                bar.close()
     click.echo(summary.message)
     if summary.created:
         click.echo(f"{'label':<10}{'candidates':>12}{'positive':>10}{'distinct':>10}")
@@ -286,7 +379,19 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], ma
             click.echo(f"{label:<10}{row['candidates']:>12,}{row['positives']:>10,}{row['examples']:>10,}")
 
 
-@main.command("sql")
+class _SqlCommand(_Command):
+    """Lets a query start with ``--``: a pasted README example begins with an SQL comment, which click
+    would otherwise read as an unknown option. An argument starting with ``-`` that holds a space
+    or a line break cannot be an option, so it is the query."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        queries = [a for a in args if a.startswith("-") and any(c.isspace() for c in a)]
+        if queries and "--" not in args:
+            args = [a for a in args if a not in queries] + ["--", *queries]
+        return super().parse_args(ctx, args)
+
+
+@main.command("sql", cls=_SqlCommand)
 @DB_OPTION
 @click.argument("query", required=False)
 @click.option("--csv", "as_csv", is_flag=True, help="CSV output.")
@@ -295,7 +400,10 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], ma
 def sql_command(db: Path, query: str | None, as_csv: bool, as_json: bool, write: bool) -> None:
     """Run QUERY on the database, or open an interactive SQL shell without one.
 
-    Read-only unless --write. See the README for ready-made queries.
+    QUERY may hold several statements (each one's rows are printed in turn) and may start with a
+    `-- comment`, so the README's examples can be pasted as they are. Read-only unless --write:
+    then nothing is written anywhere (no ATTACH or VACUUM INTO, no setting pragmas, and the shell
+    has no .open, .backup, .output, .py or .shell). See the README for ready-made queries.
     """
     from clparse.store.sql import interactive_shell, run_query
 
@@ -303,6 +411,31 @@ def sql_command(db: Path, query: str | None, as_csv: bool, as_json: bool, write:
         interactive_shell(db, write=write)
         return
     click.echo(run_query(db, query, fmt="csv" if as_csv else "json" if as_json else "table", write=write), nl=False)
+
+
+@main.command("backup")
+@DB_OPTION
+@click.argument("target", type=click.Path(dir_okay=False, path_type=Path))
+def backup_command(db: Path, target: Path) -> None:
+    """Copy the database to TARGET (a new file), consistently, also while training writes to it.
+
+    Uses SQLite's backup API: the copy is one snapshot of committed data, never a half-written
+    iteration. TARGET must not exist yet.
+    """
+    from clparse.store.database import backup_database
+
+    size = backup_database(db, target)
+    click.echo(f"{db} backed up to {target} ({size / 1e6:,.1f} MB)")
+
+
+@main.command("check")
+@DB_OPTION
+def check_command(db: Path) -> None:
+    """Check the database file for damage (SQLite's integrity check); exit status 1 if damaged."""
+    from clparse.store.database import integrity_check
+
+    integrity_check(db)
+    click.echo(f"{db}: ok")
 
 
 # --------------------------------------------------------------------- training
@@ -389,16 +522,23 @@ def train_command(db: Path, labels: str | None, until_theta: float | None, max_i
         text = "  ".join(f"{r.label}:{r.iteration}/Θ{r.theta:.3g}" for r in rows if r.theta is not None)
         click.echo(f"\r{text[:150]:<150}", nl=False, err=True)
 
-    summary = train(db, chosen, settings, rule, jobs, should_stop=flag, on_iteration=show, on_poll=poll)
-    click.echo("", err=True)
+    from clparse.progress import is_terminal
+
+    live = is_terminal(sys.stderr)  # the live line is for a person watching; logs get the summary only
+    summary = train(db, chosen, settings, rule, jobs, should_stop=flag, on_iteration=show if live else None,
+                    on_poll=poll if live else None)
+    if live:
+        click.echo("", err=True)
     from clparse.train import format_status, label_status
 
     click.echo(format_status([r for r in label_status(db) if r.label in chosen]))
+    for label, error in summary.refused.items():
+        click.echo(f"warning: label {label} left alone: {error}", err=True)
     for label, error in summary.failures.items():
         click.echo(f"warning: label {label} failed: {error}", err=True)
     if summary.interrupted:
         click.echo("paused; run the same command again to resume", err=True)
-    if summary.failures:
+    if summary.failures or summary.refused:
         sys.exit(1)
 
 
@@ -418,19 +558,27 @@ def status_command(db: Path, as_json: bool) -> None:
 # --------------------------------------------------------------------- parsing
 
 
-def _theta(value: str) -> float | str:
-    if value == "best":
-        return value
-    try:
-        return float(value)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is neither a number nor 'best'") from None
+class _Theta(click.ParamType):
+    """Θ̂: a number ≥ 0, or "best" (the calibrated one). Checked before anything is loaded."""
+
+    name = "theta"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float | str:
+        if value == "best" or isinstance(value, float):
+            return value  # type: ignore[no-any-return]
+        try:
+            theta = float(value)
+        except ValueError:
+            self.fail(f"{value!r} is neither a number nor 'best'", param, ctx)
+        if not theta >= 0 or theta == float("inf"):
+            self.fail(f"{value!r}: Θ̂ must be a finite number ≥ 0", param, ctx)
+        return theta
 
 
 @main.command("parse")
 @DB_OPTION
-@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("--theta", default="best", show_default=True, metavar="X|best",
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False, allow_dash=True))
+@click.option("--theta", type=_Theta(), default="best", show_default=True, metavar="X|best",
               help="Θ̂ at which to rebuild the classifiers, or 'best' (from `clparse calibrate`).")
 @click.option("--beam", type=click.IntRange(min=1), default=1000, show_default=True,
               help="Agenda size; 1 parses greedily.")
@@ -443,42 +591,56 @@ def _theta(value: str) -> float | str:
                                       "or PTB trees (their gold tags are used).")
 @click.option("--max-words", type=click.IntRange(min=1), default=100, show_default=True,
               help="Longer sentences get a flat tree and a warning.")
-@click.option("-o", "--output", type=click.File("w", encoding="utf-8"), default="-",
+@click.option("-o", "--output", type=click.File("w", encoding="utf-8", lazy=True), default="-",
               help="Where to write the trees (default: stdout).")
-def parse_command(db: Path, files: tuple[str, ...], theta: str, beam: int, max_pops: int, aggregator: str,
+def parse_command(db: Path, files: tuple[str, ...], theta: float | str, beam: int, max_pops: int, aggregator: str,
                   input_format: str, max_words: int, output: Any) -> None:
     """Parse FILES (or stdin) with the parser rebuilt from the database at Θ̂.
 
     Writes one PTB tree per input sentence, one per line, holding every input token in order
     (tokens preprocessing sets aside, such as outer punctuation and quotes, are put back), so
-    EVALB can score it against the original gold trees. A label not trained past Θ̂ is an error.
+    EVALB can score it against the original gold trees. With tokens or tagged input, output line n
+    is the parse of input line n: an empty line gives (ROOT) and a warning. A label not trained
+    past Θ̂ is an error. Progress (with total and ETA for files) goes to stderr when it is a terminal.
     """
+    from clparse.progress import Progress
+    from clparse.read.sentences import count_sentences, read_sentences
+    from clparse.store.database import check_database
+
+    names = files or ("-",)
+    check_database(db, upgrade=False)  # a wrong --db is reported before the slow model load
+    if input_format == "ptb" and "-" in names:
+        raise click.UsageError("--input-format ptb needs file names (it cannot read stdin)")
+    # Read files once first: bad input is reported before the slow model load, and the count is the
+    # progress total (reading is thousands of times faster than parsing). Stdin can be read only once.
+    total = None if "-" in names else count_sentences(names, input_format)
+    bar = Progress("parsing", total, "sentences")
+
     from clparse.parser import Parser
     from clparse.read.ptb import format_tree
+    from clparse.store.access import known_tags
 
-    parser = Parser.from_db(db, theta=_theta(theta), beam=beam, max_pops=max_pops, aggregator=aggregator,
+    parser = Parser.from_db(db, theta=theta, beam=beam, max_pops=max_pops, aggregator=aggregator,
                             max_words=max_words)
     click.echo(f"parser at Θ̂ = {parser.model.theta:g}: {len(parser.model.labels)} labels, "
                f"{parser.model.splits} splits", err=True)
-    warnings: list[str] = []
 
     def warn(message: str) -> None:
-        warnings.append(message)
+        if bar.enabled and bar.done:
+            click.echo("", err=True)  # keep the warning off the progress line
         click.echo(f"warning: {message}", err=True)
 
     count = fallbacks = 0
-    from clparse.read.sentences import read_sentences
-
-    sentences = read_sentences(files or ("-",), input_format, warn)
-    # A bar for files only (stdin may be interactive); click draws it only when stderr is a terminal.
-    with click.progressbar(sentences, label="parsing", file=sys.stderr, show_pos=True, hidden=not files) as bar:
-        for sentence in bar:
+    tags = known_tags(db) if input_format == "tagged" else None
+    with bar:
+        for sentence in read_sentences(names, input_format, warn, known_tags=tags):
             result = parser.parse(sentence)
             count += 1
-            if result.fallback is not None:
+            if result.fallback is not None and sentence:  # an empty line was warned about when read
                 fallbacks += 1
                 warn(f"sentence {count}: flat tree ({result.fallback})")
             output.write(format_tree(result.tree) + "\n")
+            bar.update()
     click.echo(f"parsed {count} sentence(s); {fallbacks} flat fallback(s)", err=True)
 
 

@@ -25,3 +25,7 @@ class DatabaseError(ClparseError):
 
 class ConfigurationError(ClparseError):
     """An option value is out of range or inconsistent with stored state."""
+
+
+class LabelClaimedError(ClparseError):
+    """A label is being trained by another live process (a second trainer leaves it alone)."""

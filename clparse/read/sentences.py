@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import IO
 
 from clparse.errors import ClparseError
@@ -13,15 +13,20 @@ FORMATS = ("tokens", "tagged", "ptb")
 Sentence = list[str] | list[tuple[str, str]]
 
 
-def read_sentences(names: Iterable[str], fmt: str, warn: Callable[[str], object] = lambda _: None
-                   ) -> Iterator[Sentence]:
+def read_sentences(names: Iterable[str], fmt: str, warn: Callable[[str], object] = lambda _: None,
+                   known_tags: Collection[str] | None = None) -> Iterator[Sentence]:
     """Sentences from files (``-`` is stdin): token lists (``tokens``) or (word, tag) lists.
 
-    Empty lines are skipped with a warning naming file and line; a ``tagged`` token without a
-    ``/TAG`` stops with an error naming file, line and token. ``ptb`` yields each tree's tagged words.
+    One sentence per input line, always: an empty line gives an empty sentence (the parser's
+    output for it is ``(ROOT)``), with a warning naming file and line, so output line n belongs to
+    input line n (EVALB pairs sentences by position). A ``tagged`` token without a ``/TAG`` stops
+    with an error naming file, line and token; with ``known_tags``, a tag outside it is warned
+    about once. Bytes that are not UTF-8 stop with an error naming file and line. ``ptb`` yields
+    each tree's tagged words.
     """
     if fmt not in FORMATS:
         raise ClparseError(f"unknown input format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    unknown: set[str] = set()
     for name in names:
         if fmt == "ptb":
             if name == "-":
@@ -29,16 +34,47 @@ def read_sentences(names: Iterable[str], fmt: str, warn: Callable[[str], object]
             for tree in read_trees(name):
                 yield list(tree.tagged_words())
             continue
-        handle: IO[str] = sys.stdin if name == "-" else open(name, encoding="utf-8")
-        with handle:
-            for number, line in enumerate(handle, 1):
-                tokens = line.split()
-                if not tokens:
-                    warn(f"{name}:{number}: empty line skipped")
-                elif fmt == "tokens":
-                    yield tokens
-                else:
-                    yield [_tagged(token, name, number, column) for column, token in enumerate(tokens, 1)]
+        shown = "<stdin>" if name == "-" else name
+        for number, line in _lines(name):
+            tokens = line.split()
+            if not tokens:
+                warn(f"{shown}:{number}: empty line; its output is (ROOT), so output lines stay aligned with input")
+                yield []
+            elif fmt == "tokens":
+                yield tokens
+            else:
+                tagged = [_tagged(token, shown, number, column) for column, token in enumerate(tokens, 1)]
+                for column, (_, tag) in enumerate(tagged, 1):
+                    if known_tags is not None and tag not in known_tags and tag not in unknown:
+                        unknown.add(tag)
+                        warn(f"{shown}:{number}: token {column} has tag {tag!r}, never seen in training "
+                             "(warned once per tag)")
+                yield tagged
+
+
+def count_sentences(names: Iterable[str], fmt: str) -> int:
+    """How many sentences :func:`read_sentences` will yield from files: a progress total, and a check
+    of the whole input (encoding, ``word/TAG`` tokens, trees) before anything slow starts."""
+    return sum(1 for _ in read_sentences(names, fmt))
+
+
+def _lines(name: str) -> Iterator[tuple[int, str]]:
+    """(line number, text) of a file or stdin, decoded line by line so a binary file is named, not a traceback."""
+    handle: IO[bytes] = sys.stdin.buffer if name == "-" else open(name, "rb")
+    shown = "<stdin>" if name == "-" else name
+    try:
+        for number, raw in enumerate(handle, 1):
+            if b"\x00" in raw:
+                raise ClparseError(f"{shown}:{number}: binary data (NUL byte), not text; give a text file "
+                                   "of tokenized sentences")
+            try:
+                yield number, raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ClparseError(f"{shown}:{number}: byte {exc.start + 1} is not UTF-8 text "
+                                   "(binary file, or another encoding?)") from None
+    finally:
+        if name != "-":
+            handle.close()
 
 
 def _tagged(token: str, name: str, line: int, column: int) -> tuple[str, str]:

@@ -108,3 +108,19 @@ class TrainingData:
         ids, ys, counts = self.label_examples(label)
         matrix = (rows if rows is not None else self.feature_rows())[ids]
         return matrix, ys, counts
+
+
+def known_tags(db: str | Path = DEFAULT_DB) -> set[str]:
+    """Every POS tag the run's features know (a tag outside this set is an unseen value to the parser),
+    plus the punctuation tags preprocessing sets aside and puts back (they never reach the features)."""
+    from clparse.preprocess import PUNCTUATION_TAGS
+    from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG
+
+    f = schema.features
+    engine = open_engine(db, readonly=True)
+    try:
+        with engine.connect() as connection:
+            seen = set(connection.execute(sa.select(f.c.value).distinct().where(f.c.property == "headtag")).scalars())
+    finally:
+        engine.dispose()
+    return seen | PUNCTUATION_TAGS | {EMPTY_ELEMENT_TAG}

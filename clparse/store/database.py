@@ -10,7 +10,8 @@ Nothing is written to a file that is refused.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import apsw
@@ -59,7 +60,7 @@ def _inspect(path: Path) -> tuple[int, str | None]:
         connection.close()
     except apsw.Error as exc:
         raise DatabaseError(f"{path}: cannot read the database ({exc}); it may be damaged; left untouched") from None
-    return app_id, revision
+    return int(app_id), None if revision is None else str(revision)  # type: ignore[arg-type]
 
 
 def init_database(path: str | Path = DEFAULT_DB, echo: Callable[[str], object] = lambda _: None) -> Path:
@@ -83,8 +84,30 @@ def init_database(path: str | Path = DEFAULT_DB, echo: Callable[[str], object] =
     return path
 
 
-def check_database(path: str | Path, *, upgrade: bool = True, echo: Callable[[str], object] = lambda _: None) -> str:
-    """Refuse foreign, damaged or newer files; upgrade older ones (after a backup). Return the revision."""
+@contextmanager
+def new_or_existing(path: str | Path, echo: Callable[[str], object] = lambda _: None,
+                    warn: Callable[[str], object] = lambda _: None) -> Iterator[bool]:
+    """Create the database if missing (yields whether it was created); if the block then fails, a database
+    created here is removed again, so a failed first command leaves no empty database behind."""
+    path = Path(path)
+    created = not path.exists()
+    init_database(path, echo=echo)
+    try:
+        yield created
+    except BaseException:
+        if created:
+            for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
+                leftover.unlink(missing_ok=True)
+            warn(f"removed {path} again: this command created it and did not finish")
+        raise
+
+
+def check_database(path: str | Path, *, upgrade: bool = True, echo: Callable[[str], object] = lambda _: None,
+                   allow_older: bool = False) -> str:
+    """Refuse foreign, damaged or newer files; upgrade older ones (after a backup). Return the revision.
+
+    With ``allow_older`` an older schema is accepted as it is (for commands that only copy the file).
+    """
     path = Path(path)
     if not path.exists():
         raise DatabaseError(f"{path}: no such database; create it with `clparse init --db {path}`")
@@ -95,24 +118,113 @@ def check_database(path: str | Path, *, upgrade: bool = True, echo: Callable[[st
     if revision not in revisions:
         raise DatabaseError(f"{path}: schema {revision} is newer than this clparse knows ({revisions[-1]}); "
                             "upgrade clparse to open it; left untouched")
-    if revision != revisions[-1]:
+    if revision != revisions[-1] and not allow_older:
         if not upgrade:
             raise DatabaseError(f"{path}: schema {revision} is older than {revisions[-1]}; run `clparse init`")
         backup = path.with_name(f"{path.name}.schema-{revision}.bak")
         _backup(path, backup)
         echo(f"upgrading {path} from schema {revision} to {revisions[-1]}; backup at {backup}")
         _migrate(path, fresh=False)
-    return revisions[-1]
+        revision = revisions[-1]
+    return revision
 
 
 def _backup(source: Path, target: Path) -> None:
     """A consistent copy through SQLite's backup API (safe while others use the file)."""
     src = apsw.Connection(str(source), flags=apsw.SQLITE_OPEN_READONLY)
+    src.set_busy_timeout(BUSY_TIMEOUT_MS)
     dst = apsw.Connection(str(target))
-    with dst.backup("main", src, "main") as job:
-        job.step()
-    dst.close()
-    src.close()
+    try:
+        # One step copies every page inside one read transaction: a consistent snapshot, and in WAL
+        # mode a reader never blocks the writers (training goes on while the copy is made).
+        with dst.backup("main", src, "main") as job:
+            job.step(-1)
+    finally:
+        dst.close()
+        src.close()
+
+
+def backup_database(source: str | Path, target: str | Path) -> int:
+    """Copy a clparse database to a new file ``target``, consistently, even while training writes to it.
+
+    The copy is written under a temporary name and renamed into place, so a failure (full disk,
+    Ctrl-C) leaves no partial file; an existing ``target`` is refused. Returns the size in bytes.
+    """
+    source, target = Path(source), Path(target)
+    check_database(source, upgrade=False, allow_older=True)
+    if target.exists():
+        raise DatabaseError(f"{target}: already exists; choose a new name (a backup never overwrites)")
+    if target.resolve() == source.resolve():
+        raise DatabaseError(f"{target}: the backup must go to another file than {source}")
+    if not target.parent.is_dir():
+        raise DatabaseError(f"{target.parent}: no such directory")
+    scratch = target.with_name(f".{target.name}.copying")
+    try:
+        _backup(source, scratch)
+        os.replace(scratch, target)
+    except apsw.Error as exc:
+        raise sqlite_error(exc, source) from None
+    finally:
+        for leftover in (scratch, Path(f"{scratch}-journal"), Path(f"{scratch}-wal"), Path(f"{scratch}-shm")):
+            leftover.unlink(missing_ok=True)
+    return target.stat().st_size
+
+
+def quick_check(path: str | Path, pragma: str = "quick_check") -> None:
+    """Refuse a damaged database (``PRAGMA quick_check``) before anything is written into it.
+
+    ``pragma="integrity_check"`` checks thoroughly (indexes against tables too; slower).
+    """
+    if pragma not in ("quick_check", "integrity_check"):
+        raise ValueError(pragma)
+    path = Path(path)
+    check_database(path, upgrade=False, allow_older=True)
+    try:
+        connection = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+        connection.set_busy_timeout(BUSY_TIMEOUT_MS)
+        try:
+            problems = [row[0] for row in connection.execute(f"PRAGMA {pragma}(3)")]
+        finally:
+            connection.close()
+    except apsw.Error as exc:
+        raise sqlite_error(exc, path) from None
+    if problems != ["ok"]:
+        raise DatabaseError(f"{path}: {DAMAGED} ({pragma}: {problems[0]})")
+
+
+def integrity_check(path: str | Path) -> None:
+    """``clparse check``: the thorough check (every page, every index entry)."""
+    quick_check(path, "integrity_check")
+
+
+#: What to do about a damaged file, said once for every place that finds one.
+DAMAGED = ("the database is damaged; nothing was written to it; restore it from a backup "
+           "(`clparse backup` makes one)")
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Is this SQLite's report of a damaged file (so that nothing more may be written into it)?"""
+    orig = getattr(exc, "orig", None) or exc
+    return isinstance(orig, apsw.CorruptError | apsw.NotADBError) or "malformed" in str(orig)
+
+
+def sqlite_error(exc: BaseException, path: str | Path) -> DatabaseError:
+    """One line for a SQLite error met on ``path`` (APSW's or SQLAlchemy's wrapping of it)."""
+    orig = getattr(exc, "orig", None) or exc  # SQLAlchemy keeps the driver's exception in .orig
+    cause = getattr(orig, "__cause__", None)
+    kinds = (orig, cause)
+    if is_damage(exc) or isinstance(cause, apsw.CorruptError | apsw.NotADBError):
+        return DatabaseError(f"{path}: {DAMAGED}")
+    if any(isinstance(e, apsw.FullError) for e in kinds) or "database or disk is full" in str(orig):
+        return DatabaseError(f"{path}: the disk is full; the transaction in flight was rolled back, "
+                             "everything committed before is intact; free space and run the command again")
+    if any(isinstance(e, apsw.BusyError) for e in kinds) or "database is locked" in str(orig):
+        return DatabaseError(f"{path}: the database stayed locked by another process for "
+                             f"{BUSY_TIMEOUT_MS // 1000} s; try again")
+    if any(isinstance(e, apsw.ReadOnlyError) for e in kinds):
+        return DatabaseError(f"{path}: cannot write: the file or its directory is read-only")
+    text = str(getattr(orig, "args", [orig])[0] if getattr(orig, "args", None) else orig).splitlines()[0]
+    return DatabaseError(f"{path}: database error: {text}")
 
 
 def _migrate(path: Path, *, fresh: bool, target: str = "head") -> None:

@@ -20,7 +20,7 @@ import numpy as np
 import sqlalchemy as sa
 
 from clparse.boost.booster import BoostSettings, IterationResult
-from clparse.errors import ClparseError, ConfigurationError, DatabaseError
+from clparse.errors import ConfigurationError, DatabaseError, LabelClaimedError
 from clparse.store import schema
 from clparse.store.database import open_engine
 
@@ -142,10 +142,11 @@ class TrainingStore:
         theta = math.inf if row["theta"] is None else float(row["theta"])
         return LabelState(int(row["iteration"]), theta, margins, row["state"], stored)
 
-    def claim(self, label: str, settings: BoostSettings, alive: Callable[[int | None], bool]) -> None:
+    def claim(self, label: str, settings: BoostSettings, alive: Callable[[int | None, str | None], bool]) -> None:
         """Mark the label as trained by this process, atomically (``BEGIN IMMEDIATE``).
 
-        Refused if another live process holds it; a new label gets its state row here.
+        Refused if another live process holds it (``alive(pid, updated_at)``: the pid and the time
+        its trainer last wrote, so a reused pid is told apart); a new label gets its state row here.
         """
         label_id = self.label_id(label)
         lt = schema.label_training
@@ -154,10 +155,12 @@ class TrainingStore:
             raw = connection.connection.dbapi_connection
             raw.apsw.execute("BEGIN IMMEDIATE")  # type: ignore[union-attr]  # check and write under one lock
             try:
-                row = connection.execute(sa.select(lt.c.state, lt.c.pid).where(lt.c.label_id == label_id)).first()
-                if row is not None and row.state == "training" and row.pid != os.getpid() and alive(row.pid):
-                    raise ClparseError(f"label {label} is being trained by process {row.pid}; stop it first "
-                                       "(or wait for it)")
+                row = connection.execute(sa.select(lt.c.state, lt.c.pid, lt.c.updated_at)
+                                         .where(lt.c.label_id == label_id)).first()
+                if row is not None and row.state == "training" and row.pid != os.getpid() \
+                        and alive(row.pid, row.updated_at):
+                    raise LabelClaimedError(f"label {label} is being trained by process {row.pid}; stop it "
+                                            "first (or wait for it)")
                 if row is None:  # the state before iteration 1: all margins zero, one per distinct example
                     examples = connection.execute(sa.select(schema.labels.c.examples).where(
                         schema.labels.c.id == label_id)).scalar_one()
@@ -217,6 +220,16 @@ class TrainingStore:
                 splits=lt.c.splits + tree.splits,
                 examples_per_second=n_examples / result.search_seconds if result.search_seconds > 0 else None,
                 updated_at=stamp, margins_float64=blob))
+
+    def release_dead(self, label: str, pid: int, message: str) -> bool:
+        """Mark ``failed`` a label still claimed by process ``pid``, which died without saying so
+        (SIGKILL, out of memory). Returns whether it was still claimed by that process."""
+        lt = schema.label_training
+        with self.engine.begin() as connection:
+            result = connection.execute(lt.update().where(
+                lt.c.label_id == self.label_id(label), lt.c.state == "training", lt.c.pid == pid
+            ).values(state="failed", message=message, pid=None, updated_at=now()))
+        return bool(result.rowcount)
 
     def finish(self, label: str, state: str, message: str | None = None) -> None:
         """Record why the label stopped (``paused``, ``stopped``, ``converged``, ``failed``)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 from clparse.boost.booster import Booster, BoostSettings, IterationResult
@@ -12,6 +13,7 @@ from clparse.train.stopping import StopRule
 
 
 def pid_alive(pid: int | None) -> bool:
+    """Is some process with this id running? (It may not be the one that recorded the id.)"""
     if pid is None:
         return False
     try:
@@ -21,6 +23,38 @@ def pid_alive(pid: int | None) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def process_started(pid: int) -> float | None:
+    """When process ``pid`` started (Unix time), from /proc; None where /proc cannot tell."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                    if line.startswith("btime "))
+        ticks = int(stat[stat.rindex(")") + 2:].split()[19])  # field 22; the name in (...) may hold spaces
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def trainer_alive(pid: int | None, since: str | None) -> bool:
+    """Is the trainer that recorded ``pid`` at time ``since`` (ISO stamp, whole seconds) still running?
+
+    A pid alone is not enough: after a reboot or in a container the number is reused by unrelated
+    processes. The trainer started before it wrote ``since``, so a live process with that pid that
+    started later is another process, and the trainer is dead. (Stamps are whole seconds: 1 s slack.)
+    """
+    if not pid_alive(pid):
+        return False
+    assert pid is not None
+    started = process_started(pid)
+    if started is None or since is None:
+        return True  # cannot tell: assume the claim holds (refusing is the safe side)
+    try:
+        stamp = datetime.fromisoformat(since).timestamp()
+    except ValueError:
+        return True
+    return started <= stamp + 1.0
 
 
 def train_label(db: str | Path, label: str, settings: BoostSettings, rule: StopRule,
@@ -41,7 +75,7 @@ def train_label(db: str | Path, label: str, settings: BoostSettings, rule: StopR
         if state.state is not None:
             store.finish(label, "stopped", reason)
         return "stopped"
-    store.claim(label, settings, pid_alive)  # atomic: a second trainer of the same label is refused here
+    store.claim(label, settings, trainer_alive)  # atomic: a second trainer of the same label is refused here
     try:
         problem = store.load_problem(label)
         state = store.state(label, settings)
@@ -71,5 +105,8 @@ def train_label(db: str | Path, label: str, settings: BoostSettings, rule: StopR
         store.finish(label, "paused", "interrupted; run `clparse train` again to resume")
         raise
     except BaseException as exc:
-        store.finish(label, "failed", f"{type(exc).__name__}: {exc}")
+        from clparse.store.database import is_damage
+
+        if not is_damage(exc):  # never write into a damaged file (the write could spread the damage)
+            store.finish(label, "failed", f"{type(exc).__name__}: {exc}")
         raise

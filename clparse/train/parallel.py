@@ -9,7 +9,7 @@ iteration first. Progress comes from the database itself, like ``clparse status`
 from __future__ import annotations
 
 import multiprocessing
-import signal
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from clparse.boost.booster import BoostSettings, IterationResult
-from clparse.errors import ClparseError, ConfigurationError
+from clparse.errors import ClparseError, ConfigurationError, LabelClaimedError
+from clparse.store.database import is_damage, quick_check
 from clparse.store.training import TrainingStore
 from clparse.train.label import train_label
 from clparse.train.stopping import StopRule, default_theta_floor
@@ -29,6 +30,7 @@ class TrainSummary:
     rule: StopRule
     states: dict[str, str] = field(default_factory=dict)  # label -> final state
     failures: dict[str, str] = field(default_factory=dict)  # label -> error
+    refused: dict[str, str] = field(default_factory=dict)  # label -> why (another live trainer holds it)
 
     @property
     def interrupted(self) -> bool:
@@ -62,7 +64,13 @@ def train(db: str | Path, labels: Sequence[str] | None = None, settings: BoostSe
           rule: StopRule = StopRule(), jobs: int = 1, should_stop: Callable[[], bool] = lambda: False,
           on_iteration: Callable[[str, IterationResult], object] | None = None,
           on_poll: Callable[[], object] | None = None) -> TrainSummary:
-    """Train ``labels`` (default: all) until ``rule`` (default: the Θ floor); resumable at any point."""
+    """Train ``labels`` (default: all) until ``rule`` (default: the Θ floor); resumable at any point.
+
+    A label another live trainer holds is left to it (``summary.refused``); the others are trained
+    here, so two trainers started side by side share the work. A damaged file is refused before
+    anything is written.
+    """
+    quick_check(db)
     chosen, rule = resolve(db, labels, rule, settings)
     summary = TrainSummary(rule)
     if jobs < 1:
@@ -71,17 +79,34 @@ def train(db: str | Path, labels: Sequence[str] | None = None, settings: BoostSe
         for label in chosen:
             if should_stop():
                 break
-            try:
-                summary.states[label] = train_label(db, label, settings, rule, should_stop, on_iteration)
-            except ClparseError as exc:  # refused (e.g. being trained elsewhere): the other labels go on
-                summary.states[label], summary.failures[label] = "failed", str(exc)
-            except Exception as exc:  # a crash is recorded in the database; the other labels go on
-                summary.states[label], summary.failures[label] = "failed", f"{type(exc).__name__}: {exc}"
+            _train_here(db, label, settings, rule, should_stop, on_iteration, summary)
         _checkpoint_wal(db)
         return summary
     _train_parallel(db, chosen, settings, rule, jobs, should_stop, on_poll, summary)
     _checkpoint_wal(db)
     return summary
+
+
+def _train_here(db: str | Path, label: str, settings: BoostSettings, rule: StopRule, should_stop: Callable[[], bool],
+                on_iteration: Callable[[str, IterationResult], object] | None, summary: TrainSummary) -> None:
+    """One label in this process; its outcome goes into ``summary`` (the other labels go on)."""
+    try:
+        summary.states[label] = train_label(db, label, settings, rule, should_stop, on_iteration)
+    except LabelClaimedError as exc:
+        summary.states[label], summary.refused[label] = "refused", str(exc)
+    except ClparseError as exc:
+        summary.states[label], summary.failures[label] = "failed", str(exc)
+    except Exception as exc:  # a crash is recorded in the database; the other labels go on
+        if is_damage(exc):
+            raise  # the file is damaged: stop everything, write nothing more
+        summary.states[label], summary.failures[label] = "failed", f"{type(exc).__name__}: {exc}"
+
+
+def _finished(store: TrainingStore, label: str, rule: StopRule) -> bool:
+    """Has the label nothing left to do under ``rule``? (Then no worker process is started for it.)"""
+    state = store.state(label)
+    return state.state == "converged" or (
+        state.state is not None and rule.reached(state.iteration, state.theta, store.splits(label)) is not None)
 
 
 def _checkpoint_wal(db: str | Path) -> None:
@@ -97,43 +122,33 @@ def _checkpoint_wal(db: str | Path) -> None:
         pass  # best effort: readers may hold the log; it is folded in later anyway
 
 
-def _worker(db: str, label: str, settings: dict[str, Any], rule: StopRule, results: Any) -> None:
-    """Entry point of a worker process: stop flags on SIGINT/SIGTERM, one label, result on a queue."""
-    stop = {"requested": False}
-
-    def request(_signum: int, _frame: object) -> None:
-        stop["requested"] = True
-
-    signal.signal(signal.SIGINT, request)
-    signal.signal(signal.SIGTERM, request)
-    _die_with_parent()
-    try:
-        state = train_label(db, label, BoostSettings.from_dict(settings), rule, lambda: stop["requested"])
-        results.put((label, state, None))
-    except BaseException as exc:  # reported to the parent; train_label already marked the label failed
-        results.put((label, "failed", f"{type(exc).__name__}: {exc}"))
-
-
-def _die_with_parent() -> None:
-    """Ask Linux to send this worker SIGTERM if the parent dies (it then pauses cleanly)."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
-    except (OSError, AttributeError):  # not Linux: a killed parent leaves workers to finish their label
-        pass
-
-
 def _train_parallel(db: str | Path, labels: list[str], settings: BoostSettings, rule: StopRule, jobs: int,
                     should_stop: Callable[[], bool], on_poll: Callable[[], object] | None,
                     summary: TrainSummary) -> None:
+    from clparse.train.worker import run
+
+    store = TrainingStore(db)
+    pending = []
+    for label in labels:  # a label already done is settled here: a worker would start for nothing
+        if _finished(store, label, rule):
+            _train_here(db, label, settings, rule, should_stop, None, summary)
+        else:
+            pending.append(label)
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
-    pending = list(labels)
     running: dict[Any, tuple[str, Any]] = {}  # sentinel -> (label, process)
     forwarded = False
+    # The rule goes as plain values: unpickling a StopRule would import the trainer before the
+    # worker has made sure its parent is alive (clparse.train.worker).
+    rule_values = (rule.until_theta, rule.max_iterations, rule.max_splits)
+
+    def collect(label: str, state: str, error: str | None) -> None:
+        summary.states[label] = state
+        if state == "refused":
+            summary.refused[label] = error or ""
+        elif error:
+            summary.failures[label] = error
+
     while pending or running:
         stopping = should_stop()
         if stopping and not forwarded:
@@ -142,7 +157,8 @@ def _train_parallel(db: str | Path, labels: list[str], settings: BoostSettings, 
             forwarded = True
         while pending and len(running) < jobs and not stopping:
             label = pending.pop(0)
-            process = context.Process(target=_worker, args=(str(db), label, settings.to_dict(), rule, results),
+            process = context.Process(target=run, args=(os.getpid(), str(db), label, settings.to_dict(),
+                                                        rule_values, results),
                                       name=f"clparse-train-{label}", daemon=False)
             process.start()
             running[process.sentinel] = (label, process)
@@ -150,13 +166,12 @@ def _train_parallel(db: str | Path, labels: list[str], settings: BoostSettings, 
             label, process = running.pop(sentinel)
             process.join()
             if process.exitcode not in (0, None) and label not in summary.states:
-                summary.states[label] = "failed"
-                summary.failures[label] = f"worker exited with status {process.exitcode}"
+                why = (f"worker killed by signal {-process.exitcode}" if process.exitcode < 0
+                       else f"worker exited with status {process.exitcode}")
+                summary.states[label], summary.failures[label] = "failed", why
+                store.release_dead(label, process.pid, why)  # it could not record that itself
         while not results.empty():
-            label, state, error = results.get()
-            summary.states[label] = state
-            if error:
-                summary.failures[label] = error
+            collect(*results.get())
         if on_poll is not None:
             on_poll()
         if stopping and not running:
@@ -164,9 +179,7 @@ def _train_parallel(db: str | Path, labels: list[str], settings: BoostSettings, 
     deadline = time.monotonic() + 2.0  # a worker's last message can trail its exit a little
     while len(summary.states) < len(labels) and time.monotonic() < deadline:
         try:
-            label, state, error = results.get(timeout=0.2)
+            collect(*results.get(timeout=0.2))
         except Exception:  # queue.Empty
             continue
-        summary.states[label] = state
-        if error:
-            summary.failures[label] = error
+    store.engine.dispose()

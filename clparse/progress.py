@@ -1,0 +1,81 @@
+"""Progress on stderr: count, rate, and total with ETA when the total is known; silent when not a terminal.
+
+Redirected stderr (a log file, a test) gets no progress lines at all, so logs hold only what matters.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import IO
+
+
+def is_terminal(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # closed or not a real file
+        return False
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds + 0.5), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+class Progress:
+    """``with Progress("parsing", total=None) as bar: bar.update()``; redraws at most 5 times a second."""
+
+    def __init__(self, label: str, total: int | None = None, unit: str = "", stream: IO[str] | None = None,
+                 enabled: bool | None = None) -> None:
+        self.label, self.total, self.unit = label, total, unit
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = is_terminal(self.stream) if enabled is None else enabled
+        self.done = 0
+        self.start = time.monotonic()
+        self._drawn = 0.0
+        self._width = 0
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def update(self, n: int = 1, note: str = "") -> None:
+        self.done += n
+        now = time.monotonic()
+        if self.enabled and (now - self._drawn >= 0.2 or self.done == self.total):
+            self._drawn = now
+            self._draw(self.line(now, note))
+
+    def line(self, now: float | None = None, note: str = "") -> str:
+        """The text of the progress line (tested directly: drawing needs a terminal)."""
+        elapsed = max((time.monotonic() if now is None else now) - self.start, 1e-9)
+        rate = self.done / elapsed
+        unit = f" {self.unit}" if self.unit else ""
+        parts = [f"{self.label}: {self.done:,}"]
+        if self.total:
+            parts[0] += f"/{self.total:,}{unit} ({100 * self.done / self.total:.0f} %)"
+        else:
+            parts[0] += unit
+        parts.append(f"{rate:.3g}/s" if rate < 100 else f"{rate:,.0f}/s")
+        if self.total and rate > 0:
+            parts.append(f"ETA {_clock(max(self.total - self.done, 0) / rate)}")
+        parts.append(f"elapsed {_clock(elapsed)}")
+        if note:
+            parts.append(note)
+        return "  ".join(parts)
+
+    def _draw(self, text: str) -> None:
+        pad = max(self._width - len(text), 0)
+        self._width = len(text)
+        self.stream.write("\r" + text + " " * pad)
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled and self._width:
+            self._draw(self.line())
+            self.stream.write("\n")
+            self.stream.flush()
+            self._width = 0

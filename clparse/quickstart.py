@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO, Any
 
 from clparse.data import sample_path
+from clparse.progress import Progress
 
 #: Training stops here on the sample: Θ falls with the number of examples (about 28 k per label here,
 #: against about 1 M on all of GUM), so the sample's Θ scale is much smaller.
@@ -21,7 +23,9 @@ EXAMPLES = ["The dog barked at the cat .", "She gave the book to her brother yes
 
 
 def run_quickstart(echo: Callable[[str], object] = print, db: Path = Path("db/quickstart.sqlite"),
-                   until_theta: float = QUICKSTART_THETA, beam: int = 10) -> None:
+                   until_theta: float = QUICKSTART_THETA, beam: int = 10, stream: IO[str] | None = None) -> None:
+    """The pipeline with each step's result on ``echo`` and live progress on ``stream`` (stderr; only
+    drawn when it is a terminal)."""
     from clparse.calibrate.report import format_points
     from clparse.calibrate.run import CalibrationSettings, calibrate, default_grid
     from clparse.parser import Parser
@@ -33,13 +37,33 @@ def run_quickstart(echo: Callable[[str], object] = print, db: Path = Path("db/qu
     train_file, dev_file = sample_path("train"), sample_path("dev")
     echo(f"== 1. prepare: clparse prepare --db {db} --train {train_file} --dev {dev_file}")
     init_database(db, echo=echo)
-    echo(prepare(db, [train_file], [dev_file]).message)
+    bars: list[Progress] = []
+
+    def start(total: int) -> None:
+        bars.append(Progress("generating examples", total, "sentences", stream))
+
+    try:
+        echo(prepare(db, [train_file], [dev_file], progress=lambda n: bars[-1].update(n), total=start).message)
+    finally:
+        for bar in bars:
+            bar.close()
     echo(run_query(db, "SELECT name, candidates, positives, examples AS distinct_examples FROM labels "
                        "ORDER BY positives DESC LIMIT 5"))
 
     echo(f"== 2. train every label: clparse train --db {db} --until-theta {until_theta:g}")
-    summary = train(db, rule=StopRule(until_theta=until_theta),
-                    on_iteration=lambda label, r: None)
+    labels = [row.label for row in label_status(db)]
+    with Progress("training", len(labels), "labels", stream) as bar:
+        seen: set[str] = set()
+
+        def iteration(label: str, result: Any) -> None:
+            if label not in seen:  # the labels train one after another: a new name means one more done
+                if seen:
+                    bar.update()
+                seen.add(label)
+            bar.update(0, f"{label} iteration {result.iteration}, Θ {result.theta:.3g}")
+
+        summary = train(db, rule=StopRule(until_theta=until_theta), on_iteration=iteration)
+        bar.update(len(labels) - bar.done)
     echo(format_status(label_status(db)))
     for label, error in summary.failures.items():
         echo(f"warning: {label} failed: {error}")
@@ -50,11 +74,17 @@ def run_quickstart(echo: Callable[[str], object] = print, db: Path = Path("db/qu
 
     grid = default_grid(db, points=8)
     echo(f"== 3. calibrate Θ̂ on the dev sample (greedy): clparse calibrate --db {db} --beam 1 --points 8")
-    result = calibrate(db, thetas=grid, settings=CalibrationSettings(beam=1))
+    with Progress("calibrating", None, "sentences", stream) as bar:
+        def sentence(theta: float, done: int, total: int) -> None:
+            if bar.total is None:
+                bar.total = total * len(grid)
+            bar.update(1, f"Θ̂ = {theta:.4g}")
+
+        result = calibrate(db, thetas=grid, settings=CalibrationSettings(beam=1), on_sentence=sentence)
     echo(format_points(result.points, result.best_theta))
 
     echo(f"\n== 4. parse: clparse parse --db {db} --theta best --beam {beam} (tokens tagged by the stored tagger)")
     parser = Parser.from_db(db, theta="best", beam=beam)
-    for sentence in EXAMPLES:
-        echo(str(parser.parse(sentence)))
+    for sentence_text in EXAMPLES:
+        echo(str(parser.parse(sentence_text)))
     echo(f"\nNext: clparse report --db {db} --plot fig2.png; clparse sql --db {db} (see README for queries)")

@@ -7,17 +7,16 @@ Each test runs the real ``clparse`` in a subprocess and asserts the exact messag
 from __future__ import annotations
 
 import os
-import pty
-import select
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import read_rows
+from tests.terminal import run_on_terminal
 
 BIN = Path(sys.executable).parent
 ENV = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
@@ -251,38 +250,10 @@ def test_every_input_line_gives_one_output_line(trained_db: Path) -> None:
 # ----------------------------------------------------------------------------- 12. progress
 
 
-def run_on_terminal(args: list[str], stdin: str, timeout: float = 300) -> tuple[int, str, str]:
-    """Run clparse with stderr on a pseudo-terminal: (status, stdout, what the terminal showed)."""
-    master, slave = pty.openpty()
-    process = subprocess.Popen([str(BIN / "clparse"), *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=slave, env=ENV, text=True)
-    os.close(slave)
-    assert process.stdin is not None and process.stdout is not None
-    process.stdin.write(stdin)
-    process.stdin.close()
-    shown = b""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.5)
-        if ready:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # the child closed the terminal
-                break
-            if not chunk:
-                break
-            shown += chunk
-        elif process.poll() is not None:
-            break
-    os.close(master)
-    out = process.stdout.read()
-    return process.wait(timeout=60), out, shown.decode("utf-8", "replace")
-
-
 def test_parse_from_stdin_shows_progress_on_a_terminal_only(trained_db: Path) -> None:
     sentences = "The dog barked .\nIt ran .\n"
     args = ["parse", "--db", str(trained_db), "--theta", "3", "--beam", "1"]
-    status, out, shown = run_on_terminal(args, sentences)
+    status, out, shown = run_on_terminal([str(BIN / "clparse"), *args], sentences, ENV)
     assert status == 0, shown
     assert len(out.splitlines()) == 2
     assert "parsing: 2 sentences" in shown  # stdin: a count and a rate, no total
@@ -397,7 +368,7 @@ def test_check_command(trained_db: Path, damaged_db: Path) -> None:
 
 
 @pytest.fixture
-def sleeper() -> Callable[[], int]:
+def sleeper() -> Iterator[Callable[[], int]]:
     """Start unrelated processes (they stand for whatever now holds a dead trainer's pid)."""
     started: list[subprocess.Popen[bytes]] = []
 
@@ -406,7 +377,7 @@ def sleeper() -> Callable[[], int]:
         started.append(process)
         return process.pid
 
-    yield start  # type: ignore[misc]
+    yield start
     for process in started:
         process.kill()
         process.wait()

@@ -19,6 +19,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from cli import main
+from clparse.calibrate.report import format_report
 from clparse.calibrate.run import CalibrationResult, CalibrationSettings, calibrate
 from tests.conftest import read_rows
 
@@ -26,7 +27,7 @@ CLPARSE = Path(sys.executable).with_name("clparse")
 THETAS = [20.0, 8.0, 4.0]
 SETTINGS = CalibrationSettings(beam=1)
 POINT_COLUMNS = ("calibration_id", "theta", "trees", "splits", "sentences", "fallbacks", "recall",
-                 "precision", "f1", "exact", "seconds", "finished_at")
+                 "precision", "f1", "exact", "seconds", "finished_at", "completions")
 TIMEOUT = 180.0  # seconds any clparse process may take before the test fails instead of hanging
 
 
@@ -79,6 +80,7 @@ def test_rows_are_stored(calibrated: tuple[Path, CalibrationResult]) -> None:
         assert row[2:11] == (p.trees, p.splits, p.sentences, p.fallbacks, p.recall, p.precision, p.f1,
                              p.exact, p.seconds)
         assert row[11]  # finished_at
+        assert row[12] == p.completions == 0  # beam 1 never reaches the pop cap
     labels = read_rows(db, "SELECT theta, label, gold, test, matched, f1 FROM calibration_labels")
     assert {row[0] for row in labels} == set(THETAS)
     assert {"NP", "VP", "S"} <= {row[1] for row in labels}
@@ -198,3 +200,12 @@ def test_theta_below_training_is_skipped(db_copy: Path) -> None:
     assert "NP: trained only down to" in result.skipped[0.01]
     assert read_rows(db_copy, "SELECT count(*) FROM calibration_points") == [(0,)]
     assert read_rows(db_copy, "SELECT count(*) FROM calibration_labels") == [(0,)]
+
+
+def test_pop_cap_completions_are_counted(db_copy: Path) -> None:
+    # One pop per sentence: every sentence of more than one inference is finished greedily, none is flat.
+    result = calibrate(db_copy, thetas=[8.0], settings=CalibrationSettings(beam=1000, max_pops=1))
+    [point] = result.points
+    assert point.fallbacks == 0 and 0 < point.completions <= point.sentences
+    assert stored_points(db_copy)[8.0][12] == point.completions
+    assert "capped" in format_report(db_copy)

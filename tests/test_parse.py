@@ -17,11 +17,14 @@ from click.testing import CliRunner, Result
 
 from cli import main
 from clparse.data import sample_path
+from clparse.errors import ConfigurationError
 from clparse.parser import Parser
 from clparse.read import read_trees
 from clparse.read.ptb import format_tree, parse_tree
 from clparse.read.tree import Tree
+from clparse.rebuild import load_model
 from clparse.train import label_status
+from tests.conftest import read_rows
 
 THETA = 3.0
 DEV = sample_path("dev")
@@ -262,11 +265,23 @@ def test_beams_give_complete_trees(trained_db: Path, beam: int) -> None:
         assert result.pops >= 1
 
 
-def test_max_pops_gives_flat_fallback(trained_db: Path) -> None:
-    parser = Parser.from_db(trained_db, theta=THETA, beam=1, max_pops=1)
+def test_max_pops_completes_greedily_instead_of_a_flat_tree(trained_db: Path) -> None:
     tokens = ["The", "dog", "saw", "a", "cat"]
-    result = parser.parse(tokens)
-    assert result.fallback is not None and "popped states" in result.fallback
-    assert is_flat(result.tree)
-    assert result.tree.words() == tokens
-    assert result.pops == 1
+    capped = Parser.from_db(trained_db, theta=THETA, beam=1000, max_pops=1).parse(tokens)
+    assert capped.fallback is None and not is_flat(capped.tree)
+    assert capped.completion == "no complete parse within 1 popped states: completed greedily"
+    assert capped.tree.words() == tokens and capped.pops == 1
+    # beam 1 never needs the cap: its one path is the greedy completion of the first pop
+    greedy = Parser.from_db(trained_db, theta=THETA, beam=1).parse(tokens)
+    assert greedy.completion is None and str(greedy.tree) == str(capped.tree)
+
+
+def test_theta_above_every_first_theta_is_refused_with_the_usable_range(trained_db: Path) -> None:
+    with pytest.raises(ConfigurationError) as error:
+        load_model(trained_db, 1e6)
+    message = str(error.value)
+    assert "Θ̂ = 1e+06 is above every label's first Θ, so no tree would be used" in message
+    [(top,)] = read_rows(trained_db, "SELECT max(theta) FROM iterations WHERE iteration = 1")
+    [(floor,)] = read_rows(trained_db, "SELECT max(theta) FROM label_training WHERE state != 'converged'")
+    assert f"use a Θ̂ above {floor:.4g} and at most {top:.4g}" in message
+    load_model(trained_db, top)  # the top of the range has trees

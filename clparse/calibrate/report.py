@@ -15,12 +15,13 @@ from clparse.store.database import open_engine
 
 
 def format_points(points: Sequence[Any], best: float | None) -> str:
-    header = f"{'Θ̂':>10} {'trees':>6} {'splits':>7} {'recall':>7} {'prec.':>7} {'F1':>7} {'exact':>6} {'flat':>5} {'s':>7}"
+    header = (f"{'Θ̂':>10} {'trees':>6} {'splits':>7} {'recall':>7} {'prec.':>7} {'F1':>7} {'exact':>6} {'flat':>5} "
+              f"{'capped':>6} {'s':>7}")
     lines = [header, "-" * len(header)]
     for p in sorted(points, key=lambda p: -p.theta):
         mark = "  <- best" if best is not None and p.theta == best else ""
         lines.append(f"{p.theta:>10.4g} {p.trees:>6} {p.splits:>7} {p.recall:>7.2f} {p.precision:>7.2f} {p.f1:>7.2f} "
-                     f"{p.exact:>6.1f} {p.fallbacks:>5} {p.seconds:>7.1f}{mark}")
+                     f"{p.exact:>6.1f} {p.fallbacks:>5} {p.completions:>6} {p.seconds:>7.1f}{mark}")
     return "\n".join(lines)
 
 

@@ -62,6 +62,7 @@ class CalibrationPoint:
     f1: float
     exact: float
     seconds: float
+    completions: int = 0  # sentences the search finished greedily at the pop cap
     resumed: bool = False  # read back, not parsed now
 
 
@@ -114,7 +115,10 @@ def default_grid(db: str | Path, points: int = 12) -> list[float]:
 
 
 def _digest(settings: CalibrationSettings, gold: Sequence[Tree]) -> str:
-    payload = json.dumps({"settings": asdict(settings), "dev": [format_tree(t) for t in gold]}, sort_keys=True)
+    # "pop_cap": since 0.2 a search at the pop cap completes greedily instead of giving a flat tree, so
+    # points parsed before cannot be resumed into the same calibration.
+    payload = json.dumps({"settings": asdict(settings), "dev": [format_tree(t) for t in gold],
+                          "pop_cap": "complete greedily"}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -178,7 +182,7 @@ def calibrate(db: str | Path, dev_files: Sequence[str | Path] = (), thetas: Sequ
         if done is not None:
             result.points.append(CalibrationPoint(**{k: done[k] for k in (
                 "theta", "trees", "splits", "sentences", "fallbacks", "recall", "precision", "f1", "exact",
-                "seconds")}, resumed=True))
+                "seconds", "completions")}, resumed=True))
             continue
         if missing:
             result.skipped[theta] = "; ".join(f"{label}: {why}" for label, why in missing.items())
@@ -204,7 +208,7 @@ def _parse_point(db: str | Path, engine: sa.Engine, calibration_id: int, theta: 
     model = load_model(db, theta)
     base = Parser.from_model(db, model, SearchOptions(settings.beam, settings.max_pops, settings.aggregator))
     test: list[Tree] = []
-    fallbacks = 0
+    fallbacks = completions = 0
     for i, tree in enumerate(gold):
         if should_stop():
             return None
@@ -214,6 +218,7 @@ def _parse_point(db: str | Path, engine: sa.Engine, calibration_id: int, theta: 
             tagged = list(zip(words, tagger.tag(words)))  # type: ignore[attr-defined]
         parsed = base.parse_tagged(tagged)
         fallbacks += parsed.fallback is not None
+        completions += parsed.completion is not None
         test.append(parsed.tree)
         if on_sentence is not None:
             on_sentence(theta, i + 1, len(gold))
@@ -221,7 +226,7 @@ def _parse_point(db: str | Path, engine: sa.Engine, calibration_id: int, theta: 
     labels = per_label(gold, test, params)
     point = CalibrationPoint(theta, sum(e.trees for e in model.ensembles.values()), model.splits, len(gold),
                              fallbacks, totals.recall, totals.precision, totals.f1, totals.exact_match,
-                             time.perf_counter() - start)
+                             time.perf_counter() - start, completions)
     with engine.begin() as connection:  # one point, one transaction
         connection.execute(schema.calibration_points.insert().values(
             calibration_id=calibration_id, **{k: v for k, v in asdict(point).items() if k != "resumed"},

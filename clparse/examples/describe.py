@@ -19,7 +19,7 @@ from clparse.examples.symbols import SymbolTable
 
 
 def candidate_features(frontier: Sequence[Item], first: int, end: int, head: int | None = None,
-                       config: FeatureConfig = FeatureConfig()) -> set[str]:
+                       config: FeatureConfig | None = None) -> set[str]:
     """Readable features of a candidate over ``frontier[first:end]`` (head-free only if ``head`` is None).
 
     ``frontier`` must reach back to the sentence's leaves: leaf ``i`` spans word ``i``.
@@ -27,7 +27,7 @@ def candidate_features(frontier: Sequence[Item], first: int, end: int, head: int
     leaves = sorted({t for item in frontier for t in item.terminals()}, key=lambda t: t.start)
     items = ItemTable(leaves, SymbolTable(), max(end - first, 1))
     ids = items.frontier(frontier)
-    space = FeatureSpace(config, items.symbols)
+    space = FeatureSpace(config or FeatureConfig(), items.symbols)
     codes = np.empty(row_capacity(end - first, items.size), dtype=np.int64)
     label, tag, word, start, end_, nkids, kids = items.arrays()
     count = emit_head_free(codes, ids, len(ids), first, end, space.flags, label, tag, word, start, end_, nkids,

@@ -19,8 +19,8 @@ from numba import types
 from numba.typed import Dict
 
 from clparse.examples.features import FeatureConfig, FeatureSpace
-from clparse.examples.items import ItemTable
-from clparse.examples.kernel import row_capacity, state_examples
+from clparse.examples.items import ItemTable, WindowCache
+from clparse.examples.kernel import MAX_CONTEXT, row_capacity, state_examples
 from clparse.examples.state import Item, Oracle, build, leaf_items
 from clparse.examples.symbols import HeadTable, SymbolTable
 from clparse.preprocess.pipeline import ROOT_LABEL
@@ -220,7 +220,8 @@ class ExampleGenerator:
         self.space.fit()
         if self.heads.size < len(self.symbols):
             self.heads = HeadTable(self.symbols)
-        path = walk_randomly(oracle, self.seed, sentence, lambda state: self._add_state(state, items))
+        cache = WindowCache(self.max_children, MAX_CONTEXT, len(self.labels), np.int64)  # row ids per label
+        path = walk_randomly(oracle, self.seed, sentence, lambda state: self._add_state(state, items, cache))
         self.report.used += 1
         return path
 
@@ -231,7 +232,7 @@ class ExampleGenerator:
                                                    dtype=dtype)
         return found
 
-    def _add_state(self, oracle: Oracle, items: ItemTable) -> None:
+    def _add_state(self, oracle: Oracle, items: ItemTable, cache: WindowCache) -> None:
         frontier = items.frontier(oracle.frontier)
         label_index = {label: i for i, label in enumerate(self.labels)}
         correct = np.array([(first, end, label_index[label]) for first, end, label in oracle.correct_keys()],
@@ -242,10 +243,12 @@ class ExampleGenerator:
         candidates = spans * len(self.labels)
         rows = spans * min(k, len(self.labels))
         self.space.reserve_ids(rows * row_size)
+        cache.room(spans)
         counter = self.space.counter
         n_cand, n_new, n_nz = state_examples(
             frontier, self.space.flags, k, self.label_symbols, self.root, correct, items.arrays(),
             self.heads.arrays(), self.space.v, self.space.table, self.space.keys, counter, self.examples.row_ids,
+            cache.lookup, cache.windows, cache.values, cache.entries,
             self._buffer("codes", row_size, np.int64), self._buffer("ids", row_size, np.int32),
             self._buffer("children", k, np.int32), self._buffer("label", candidates, np.int16),
             self._buffer("row", candidates, np.int32), self._buffer("y", candidates, np.int8),

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numba import types
+from numba.typed import Dict
 
 from clparse.examples.state import Item
 from clparse.examples.symbols import SymbolTable
@@ -92,3 +94,32 @@ class ItemTable:
     def arrays(self) -> tuple[np.ndarray, ...]:
         """What the kernels take, in their argument order: label, tag, word, start, end, nkids, kids."""
         return self.label, self.tag, self.word, self.start, self.end, self.nkids, self.kids
+
+
+class WindowCache:
+    """Per sentence: what the kernels computed for each *window* (a span's children and context items).
+
+    ``lookup`` maps a window's hash to an entry; ``windows[e]`` keeps the window itself (to verify a
+    hit), ``values[e]`` one value per label (scores when parsing, row ids in ``prepare``). The
+    kernels fill it; :meth:`room` grows it before a call (a state adds at most one entry per span,
+    and the last row is the kernels' scratch entry for a hash collision).
+    """
+
+    def __init__(self, max_children: int, max_context: int, labels: int, dtype: type) -> None:
+        self.lookup = Dict.empty(key_type=types.int64, value_type=types.int64)
+        self.entries = np.zeros(1, dtype=np.int64)
+        self.windows = np.zeros((0, 3 + max_children + 2 * max_context), dtype=np.int32)
+        self.values: np.ndarray = np.zeros((0, labels), dtype=dtype)
+
+    def __len__(self) -> int:
+        return int(self.entries[0])
+
+    def room(self, spans: int) -> None:
+        need = len(self) + spans + 1
+        if need > len(self.values):
+            size = max(need, 2 * len(self.values), 256)
+            windows = np.zeros((size, self.windows.shape[1]), dtype=np.int32)
+            windows[:len(self.windows)] = self.windows
+            values = np.zeros((size, self.values.shape[1]), dtype=self.values.dtype)
+            values[:len(self.values)] = self.values
+            self.windows, self.values = windows, values

@@ -281,72 +281,7 @@ def row_hash(ids, count):  # type: ignore[no-untyped-def]
     return (a, b)
 
 
-@njit(cache=True, nogil=True)
-def state_examples(frontier, flags, max_children, label_symbols, root, correct, items, heads,  # type: ignore[no-untyped-def]
-                   v, table, keys, counter, rows, codes, ids, child_symbols, out_label, out_row, out_y,
-                   out_indptr, out_indices):
-    """Every candidate of one state as an example (prepare): label index, row id, y.
-
-    Spans in order (first, end), labels in the given (sorted) order; a span's head-free features
-    first, then per head child (in the order the labels first need it) its head-dependent ones:
-    the order the first Python extractor met features in, so ids come out the same. New rows (not
-    in ``rows``, keyed by their 128-bit hash) get the next row id and are written to ``out_indptr`` /
-    ``out_indices``. Returns (candidates, new rows, new non-zeros).
-    """
-    label, tag, word, start, end_, nkids, kids = items
-    n = frontier.shape[0]
-    n_labels = label_symbols.shape[0]
-    head_rows = np.empty(max_children, dtype=np.int64)
-    n_cand = 0
-    n_new = 0
-    n_nz = 0
-    out_indptr[0] = 0
-    for first in range(n):
-        for end in range(first + 1, min(n, first + max_children) + 1):
-            m = end - first
-            base = emit_head_free(codes, frontier, n, first, end, flags, label, tag, word, start, end_, nkids,
-                                  kids, v)
-            assign_ids(codes, 0, base, table, keys, counter)
-            head_rows[:m] = -1
-            whole = first == 0 and end == n
-            for li in range(n_labels):
-                symbol = label_symbols[li]
-                if li == root and not whole:
-                    continue
-                if m == 1 and blocked_by_chain(frontier[first], symbol, label, nkids, kids):
-                    continue
-                head = candidate_head(frontier, first, end, symbol, child_symbols, label, heads)
-                row = head_rows[head]
-                if row < 0:
-                    stop = emit_head_dependent(codes, base, frontier, first, end, head, flags, label, tag, word,
-                                               start, end_, nkids, kids, v)
-                    assign_ids(codes, base, stop, table, keys, counter)
-                    k = sorted_ids(codes, stop, table, ids)
-                    key = row_hash(ids, k)
-                    row = rows.get(key, -1)
-                    if row < 0:
-                        row = counter[1]
-                        counter[1] += 1
-                        rows[key] = row
-                        out_indices[n_nz:n_nz + k] = ids[:k]
-                        n_nz += k
-                        n_new += 1
-                        out_indptr[n_new] = n_nz
-                    head_rows[head] = row
-                y = -1
-                for c in range(correct.shape[0]):
-                    if correct[c, 0] == first and correct[c, 1] == end and correct[c, 2] == li:
-                        y = 1
-                        break
-                out_label[n_cand] = li
-                out_row[n_cand] = row
-                out_y[n_cand] = y
-                n_cand += 1
-    return n_cand, n_new, n_nz
-
-
-# ------------------------------------------------------------------ the parser's side: scoring
-
+# A window: (positions missing left, missing right, its frontier items); hashed, and kept to verify.
 _W1 = np.uint64(0x9E3779B97F4A7C15)
 _W2 = np.uint64(0xBF58476D1CE4E5B9)
 
@@ -361,6 +296,13 @@ def _window_hash(lm, rm, frontier, lo, hi):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
+def _store_window(win, e, lm, rm, frontier, lo, hi):  # type: ignore[no-untyped-def]
+    win[e, 0], win[e, 1], win[e, 2] = lm, rm, hi - lo
+    for i in range(lo, hi):
+        win[e, 3 + i - lo] = frontier[i]
+
+
+@njit(cache=True, nogil=True)
 def _same_window(win, e, lm, rm, frontier, lo, hi):  # type: ignore[no-untyped-def]
     if win[e, 0] != lm or win[e, 1] != rm or win[e, 2] != hi - lo:
         return False
@@ -369,6 +311,93 @@ def _same_window(win, e, lm, rm, frontier, lo, hi):  # type: ignore[no-untyped-d
             return False
     return True
 
+
+@njit(cache=True, nogil=True)
+def state_examples(frontier, flags, max_children, label_symbols, root, correct, items, heads,  # type: ignore[no-untyped-def]
+                   v, table, keys, counter, rows, cache, win, label_rows, entries, codes, ids, child_symbols,
+                   out_label, out_row, out_y, out_indptr, out_indices):
+    """Every candidate of one state as an example (prepare): label index, row id, y.
+
+    Spans in order (first, end), labels in the given (sorted) order; a span's head-free features
+    first, then per head child (in the order the labels first need it) its head-dependent ones:
+    the order the first Python extractor met features in, so ids come out the same. A window seen
+    earlier in the sentence (``cache``, as in the parser's scorer) already has its rows per label.
+    New rows (not in ``rows``, keyed by their 128-bit hash) get the next row id and are written to
+    ``out_indptr`` / ``out_indices``. Returns (candidates, new rows, new non-zeros).
+    """
+    label, tag, word, start, end_, nkids, kids = items
+    n = frontier.shape[0]
+    n_labels = label_symbols.shape[0]
+    context = flags[F_CONTEXT]
+    scratch = label_rows.shape[0] - 1
+    head_rows = np.empty(max_children, dtype=np.int64)
+    n_cand = 0
+    n_new = 0
+    n_nz = 0
+    out_indptr[0] = 0
+    for first in range(n):
+        for end in range(first + 1, min(n, first + max_children) + 1):
+            m = end - first
+            lo, hi = max(0, first - context), min(n, end + context)
+            lm, rm = max(0, context - first), max(0, end + context - n)
+            key = _window_hash(lm, rm, frontier, lo, hi)
+            e = cache[key] if key in cache else -1  # noqa: SIM401 (typed Dict.get gives an Optional)
+            if e >= 0 and not _same_window(win, e, lm, rm, frontier, lo, hi):
+                e = scratch  # a hash collision: work without the cache
+                label_rows[e, :] = -1
+            elif e < 0:
+                e = entries[0]
+                entries[0] += 1
+                cache[key] = e
+                _store_window(win, e, lm, rm, frontier, lo, hi)
+                label_rows[e, :] = -1
+            base = -1
+            head_rows[:m] = -1
+            whole = first == 0 and end == n
+            for li in range(n_labels):
+                symbol = label_symbols[li]
+                if li == root and not whole:
+                    continue
+                if m == 1 and blocked_by_chain(frontier[first], symbol, label, nkids, kids):
+                    continue
+                row = label_rows[e, li]
+                if row < 0:
+                    if base < 0:
+                        base = emit_head_free(codes, frontier, n, first, end, flags, label, tag, word, start, end_,
+                                              nkids, kids, v)
+                        assign_ids(codes, 0, base, table, keys, counter)
+                    head = candidate_head(frontier, first, end, symbol, child_symbols, label, heads)
+                    row = head_rows[head]
+                    if row < 0:
+                        stop = emit_head_dependent(codes, base, frontier, first, end, head, flags, label, tag,
+                                                   word, start, end_, nkids, kids, v)
+                        assign_ids(codes, base, stop, table, keys, counter)
+                        k = sorted_ids(codes, stop, table, ids)
+                        hashed = row_hash(ids, k)
+                        row = rows[hashed] if hashed in rows else -1  # noqa: SIM401
+                        if row < 0:
+                            row = counter[1]
+                            counter[1] += 1
+                            rows[hashed] = row
+                            out_indices[n_nz:n_nz + k] = ids[:k]
+                            n_nz += k
+                            n_new += 1
+                            out_indptr[n_new] = n_nz
+                        head_rows[head] = row
+                    label_rows[e, li] = row
+                y = -1
+                for c in range(correct.shape[0]):
+                    if correct[c, 0] == first and correct[c, 1] == end and correct[c, 2] == li:
+                        y = 1
+                        break
+                out_label[n_cand] = li
+                out_row[n_cand] = row
+                out_y[n_cand] = y
+                n_cand += 1
+    return n_cand, n_new, n_nz
+
+
+# ------------------------------------------------------------------ the parser's side: scoring
 
 @njit(cache=True, nogil=True)
 def _walk(label, present, tree_offsets, roots, feature, true_child, false_child, value):  # type: ignore[no-untyped-def]
@@ -464,9 +493,7 @@ def score_state(frontier, flags, context, max_children, label_symbols, root, ite
                 e = entries[0]
                 entries[0] += 1
                 cache[key] = e
-                win[e, 0], win[e, 1], win[e, 2] = lm, rm, hi - lo
-                for i in range(lo, hi):
-                    win[e, 3 + i - lo] = frontier[i]
+                _store_window(win, e, lm, rm, frontier, lo, hi)
                 _score_window(e, frontier, n, first, end, flags, label_symbols, items, heads, v, table,
                               present, forest, scores, codes, touched, child_symbols, label_heads)
             whole = first == 0 and end == n

@@ -110,6 +110,17 @@ def trees_at_theta(connection: sa.Connection, theta: float) -> tuple[dict[str, i
     return counts, missing
 
 
+def usable_range(connection: sa.Connection) -> str:
+    """Which Θ̂ give a parser with trees, said as a sentence (for error messages)."""
+    it, lt = schema.iterations, schema.label_training
+    top = connection.execute(sa.select(sa.func.max(it.c.theta)).where(it.c.iteration == 1)).scalar()
+    floor = connection.execute(sa.select(sa.func.max(lt.c.theta)).where(lt.c.state != "converged")).scalar()
+    if top is None:
+        return "no label has a tree yet: run `clparse train` first"
+    low = f"above {floor:.4g}" if floor is not None else "above 0"
+    return f"use a Θ̂ {low} and at most {top:.4g}"
+
+
 def load_model(db: str | Path, theta: float) -> ParserModel:
     """Rebuild every label's classifier at Θ̂ = ``theta`` from the database."""
     db = Path(db)
@@ -126,6 +137,9 @@ def load_model(db: str | Path, theta: float) -> ParserModel:
             listed = "; ".join(f"{label}: {why}" for label, why in missing.items())
             raise ConfigurationError(f"{db}: not every label is trained past Θ̂ = {theta:g} ({listed}); "
                                      f"train further (`clparse train --until-theta {theta:g}`) or pick a larger Θ̂")
+        if counts and not any(counts.values()):
+            raise ConfigurationError(f"{db}: Θ̂ = {theta:g} is above every label's first Θ, so no tree would be "
+                                     f"used (a parser that builds nothing); {usable_range(connection)}")
         ensembles = {label: _ensemble(connection, label, count) for label, count in counts.items()}
         f = schema.features
         feature_ids = {(t, i, p, v): int(fid) for fid, t, i, p, v in connection.execute(

@@ -12,11 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numba import types
-from numba.typed import Dict
 
 from clparse.examples.features import FeatureSpace
-from clparse.examples.items import ItemTable
+from clparse.examples.items import ItemTable, WindowCache
 from clparse.examples.kernel import MAX_CONTEXT, candidate_rows, row_capacity, score_state
 from clparse.examples.state import Item
 from clparse.examples.symbols import HeadTable, SymbolTable
@@ -89,10 +87,7 @@ class CandidateScorer:
         self.context = self.compiled.model.features.context
         self.max_children = self.compiled.model.max_children
         self.items: ItemTable | None = None
-        self.cache = Dict.empty(key_type=types.int64, value_type=types.int64)
-        self.entries = np.zeros(1, dtype=np.int64)
-        self.win = np.zeros((0, 3 + self.max_children + 2 * MAX_CONTEXT), dtype=np.int32)
-        self.scores = np.zeros((0, len(self.labels)), dtype=np.float64)
+        self.cache = WindowCache(self.max_children, MAX_CONTEXT, len(self.labels), np.float64)  # scores
         self.present = np.zeros(self.compiled.presence_size, dtype=np.int32)
         self._out: dict[str, np.ndarray] = {}
         self.scored = 0  # windows scored (cache misses), for reports
@@ -103,14 +98,7 @@ class CandidateScorer:
         return self.items
 
     def _room(self, spans: int, candidates: int, codes: int) -> None:
-        need = int(self.entries[0]) + spans + 1
-        if need > len(self.scores):
-            size = max(need, 2 * len(self.scores), 256)
-            win = np.zeros((size, self.win.shape[1]), dtype=np.int32)
-            win[:len(self.win)] = self.win
-            scores = np.zeros((size, self.scores.shape[1]), dtype=np.float64)
-            scores[:len(self.scores)] = self.scores
-            self.win, self.scores = win, scores
+        self.cache.room(spans)
         for name, size, dtype in (("first", candidates, np.int32), ("end", candidates, np.int32),
                                   ("label", candidates, np.int32), ("conf", candidates, np.float64),
                                   ("codes", codes, np.int64), ("touched", codes, np.int32),
@@ -130,14 +118,14 @@ class CandidateScorer:
         n, k = len(ids), self.max_children
         spans = sum(min(k, n - first) for first in range(n))
         self._room(spans, spans * len(self.labels), row_capacity(k, items.size))
-        out = self._out
-        before = int(self.entries[0])
-        c = self.compiled
+        out, cache, c = self._out, self.cache, self.compiled
+        before = len(cache)
         count = score_state(ids, c.space.flags, self.context, k, c.label_symbols, c.root, items.arrays(),
-                            c.head_arrays(), c.space.v, c.space.table, self.present, c.forest, self.cache, self.win,
-                            self.scores, self.entries, out["codes"], out["touched"], out["children"],
-                            out["label_heads"], out["first"], out["end"], out["label"], out["conf"])
-        self.scored += int(self.entries[0]) - before
+                            c.head_arrays(), c.space.v, c.space.table, self.present, c.forest, cache.lookup,
+                            cache.windows, cache.values, cache.entries, out["codes"], out["touched"],
+                            out["children"], out["label_heads"], out["first"], out["end"], out["label"],
+                            out["conf"])
+        self.scored += len(cache) - before
         return CandidateArrays(out["first"][:count], out["end"][:count], out["label"][:count], out["conf"][:count],
                                self.labels)
 

@@ -25,7 +25,7 @@ from sqlalchemy import (
 #: ``PRAGMA application_id`` of every clparse database ("clpa"): tells a clparse file from any other SQLite file.
 APPLICATION_ID = 0x636C7061
 #: Newest schema revision this clparse knows (the Alembic head).
-SCHEMA_REVISION = "0003"
+SCHEMA_REVISION = "0004"
 
 metadata = MetaData()
 
@@ -238,6 +238,7 @@ calibration_points = Table(
     Column("splits", Integer, nullable=False),
     Column("sentences", Integer, nullable=False),
     Column("fallbacks", Integer, nullable=False),  # sentences the search could not finish
+    Column("completions", Integer, nullable=False, server_default="0"),  # finished greedily at the pop cap (0004)
     Column("recall", Float, nullable=False),
     Column("precision", Float, nullable=False),
     Column("f1", Float, nullable=False),

@@ -306,8 +306,10 @@ DB_OPTION = click.option("--db", type=click.Path(dir_okay=False, path_type=Path)
 @DB_OPTION
 def init_command(db: Path) -> None:
     """Create a training database, or upgrade an older one (after a backup copy)."""
-    from clparse.store.database import init_database
+    from clparse.store.database import init_database, quick_check
 
+    if db.exists() and db.stat().st_size > 0:
+        quick_check(db)  # an upgrade writes: never into a damaged file
     init_database(db, echo=click.echo)
     click.echo(f"{db}: ready")
 
@@ -354,7 +356,7 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], ma
     """
     from clparse.examples.features import FeatureConfig
     from clparse.progress import Progress
-    from clparse.store.database import new_or_existing
+    from clparse.store.database import new_or_existing, quick_check
     from clparse.store.prepare import PrepareSettings, prepare
 
     settings = PrepareSettings(max_words=max_words, seed=seed, max_children=max_children, vocab_min=vocab_min,
@@ -365,6 +367,8 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], ma
         nonlocal bar
         bar = Progress("generating examples", total, "sentences")
 
+    if db.exists() and db.stat().st_size > 0:
+        quick_check(db)  # never write into a damaged file
     with new_or_existing(db, echo=click.echo, warn=lambda message: click.echo(message, err=True)):
         try:
             summary = prepare(db, train, dev, settings, progress=lambda n: bar.update(n) if bar else None,
@@ -405,8 +409,11 @@ def sql_command(db: Path, query: str | None, as_csv: bool, as_json: bool, write:
     then nothing is written anywhere (no ATTACH or VACUUM INTO, no setting pragmas, and the shell
     has no .open, .backup, .output, .py or .shell). See the README for ready-made queries.
     """
+    from clparse.store.database import quick_check
     from clparse.store.sql import interactive_shell, run_query
 
+    if write and db.exists():
+        quick_check(db)  # never write into a damaged file
     if query is None:
         interactive_shell(db, write=write)
         return
@@ -605,10 +612,11 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, beam: in
     """
     from clparse.progress import Progress
     from clparse.read.sentences import count_sentences, read_sentences
-    from clparse.store.database import check_database
+    from clparse.store.database import check_database, quick_check
 
     names = files or ("-",)
     check_database(db, upgrade=False)  # a wrong --db is reported before the slow model load
+    quick_check(db)  # damage anywhere is reported, not only in the pages this parse happens to read
     if input_format == "ptb" and "-" in names:
         raise click.UsageError("--input-format ptb needs file names (it cannot read stdin)")
     # Read files once first: bad input is reported before the slow model load, and the count is the
@@ -644,11 +652,24 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, beam: in
     click.echo(f"parsed {count} sentence(s); {fallbacks} flat fallback(s)", err=True)
 
 
-@main.command("calibrate")
+def _thetas(ctx: click.Context, param: click.Parameter, value: str | None) -> list[float] | None:
+    if value is None:
+        return None
+    try:
+        thetas = [float(x) for x in value.split(",") if x.strip()]
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a comma-separated list of numbers", ctx, param) from None
+    if not thetas or not all(0 <= t < float("inf") for t in thetas):
+        raise click.BadParameter(f"{value!r}: give finite numbers ≥ 0", ctx, param)
+    return thetas
+
+
+@main.command("calibrate", cls=_ManyValues)
 @DB_OPTION
-@click.option("--dev", "dev", multiple=True, type=EXISTING_FILE,
-              help="Dev treebank file (repeatable; default: the dev split stored by prepare).")
-@click.option("--thetas", default=None, metavar="X,Y,...",
+@click.option("--dev", "dev", multiple=True, type=TREEBANK, callback=_treebank_files,
+              help="Dev treebank files or directories (several after one --dev; default: the dev split "
+                   "stored by prepare).")
+@click.option("--thetas", default=None, metavar="X,Y,...", callback=_thetas,
               help="Θ̂ values to try (default: up to --points stored Θ values at which every label is trained).")
 @click.option("--points", type=click.IntRange(min=1), default=12, show_default=True,
               help="Size of the default grid.")
@@ -657,7 +678,7 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, beam: in
 @click.option("--aggregator", type=click.Choice(["maxmin", "sum"]), default="maxmin", show_default=True)
 @click.option("--tags", type=click.Choice(["gold", "tagger"]), default="gold", show_default=True,
               help="Parse the dev set with its gold tags or with the stored tagger's.")
-def calibrate_command(db: Path, dev: tuple[Path, ...], thetas: str | None, points: int, beam: int,
+def calibrate_command(db: Path, dev: tuple[Path, ...], thetas: list[float] | None, points: int, beam: int,
                       max_pops: int, aggregator: str, tags: str) -> None:
     """Parse the dev set at each candidate Θ̂, store the scores, and mark the best Θ̂.
 
@@ -665,18 +686,25 @@ def calibrate_command(db: Path, dev: tuple[Path, ...], thetas: str | None, point
     at the first unfinished Θ̂. `clparse parse --theta best` then uses the best one.
     """
     from clparse.calibrate.run import CalibrationSettings, calibrate, default_grid
+    from clparse.progress import Progress
+    from clparse.store.database import quick_check
 
-    grid = [float(x) for x in thetas.split(",")] if thetas else default_grid(db, points)
+    quick_check(db)  # calibration writes its scores: never into a damaged file
+    grid = thetas or default_grid(db, points)
     settings = CalibrationSettings(beam, max_pops, aggregator, tags)
     click.echo(f"calibrating at {len(grid)} Θ̂ value(s): {', '.join(f'{t:.4g}' for t in grid)}", err=True)
     flag = _StopFlag()
     flag.install()
 
-    def progress(theta: float, done: int, total: int) -> None:
-        click.echo(f"\rΘ̂ = {theta:<10.4g} {done:>5}/{total} sentences", nl=False, err=True)
+    bar = Progress("calibrating", None, "sentences")
 
-    result = calibrate(db, dev, grid, settings, on_sentence=progress, should_stop=flag)
-    click.echo("", err=True)
+    def progress(theta: float, done: int, total: int) -> None:
+        if bar.total is None:  # finished Θ̂ values are read back, not parsed: the total may overstate
+            bar.total = total * len(grid)
+        bar.update(1, f"Θ̂ = {theta:.4g}")
+
+    with bar:
+        result = calibrate(db, dev, grid, settings, on_sentence=progress, should_stop=flag)
     for theta, why in result.skipped.items():
         click.echo(f"warning: Θ̂ = {theta:g} skipped, not every label is trained past it ({why})", err=True)
     from clparse.calibrate.report import format_points

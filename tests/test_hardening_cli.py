@@ -337,15 +337,33 @@ DAMAGED = ("the database is damaged; nothing was written to it; restore it from 
 
 def test_parse_on_a_damaged_database_is_one_line(damaged_db: Path) -> None:
     done = clparse("parse", "--db", damaged_db, "--theta", "3", stdin="The dog barked .\n")
-    assert one_error(done) == f"Error: {damaged_db}: {DAMAGED}"
+    assert one_error(done).startswith(f"Error: {damaged_db}: {DAMAGED} (quick_check: ")
     assert "Background on this error" not in done.stderr and "[SQL:" not in done.stderr
 
 
-def test_verbose_adds_the_details(damaged_db: Path) -> None:
-    done = clparse("--verbose", "parse", "--db", damaged_db, "--theta", "3", stdin="The dog barked .\n")
+def test_damage_met_while_reading_is_one_line(db_copy: Path) -> None:
+    """Through APSW (sql) and through SQLAlchemy (status): SQLITE_CORRUPT becomes the same line."""
+    damage(db_copy, "label_training")
+    for args in (["sql", "--db", db_copy, "SELECT count(*) FROM label_training"], ["status", "--db", db_copy]):
+        done = clparse(*args)
+        assert one_error(done) == f"Error: {db_copy}: {DAMAGED}"
+        assert "Background on this error" not in done.stderr and "[SQL:" not in done.stderr
+
+
+def test_verbose_adds_the_details(db_copy: Path) -> None:
+    damage(db_copy, "label_training")
+    done = clparse("--verbose", "status", "--db", db_copy)
     assert done.returncode == 1
     assert "Traceback" in done.stderr
-    assert done.stderr.rstrip().splitlines()[-1] == f"Error: {damaged_db}: {DAMAGED}"
+    assert done.stderr.rstrip().splitlines()[-1] == f"Error: {db_copy}: {DAMAGED}"
+
+
+def test_writing_commands_refuse_a_damaged_database(damaged_db: Path) -> None:
+    before = damaged_db.read_bytes()
+    for args in (["calibrate", "--thetas", "3"], ["sql", "--write", "DELETE FROM calibrations"], ["init"]):
+        done = clparse(*args, "--db", damaged_db)
+        assert one_error(done).startswith(f"Error: {damaged_db}: {DAMAGED} (quick_check: "), args
+    assert damaged_db.read_bytes() == before
 
 
 def test_train_refuses_a_damaged_database_and_writes_nothing(damaged_db: Path) -> None:

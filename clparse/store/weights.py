@@ -10,21 +10,27 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import sqlalchemy as sa
 
-from clparse.boost.kernels import add_tree
-from clparse.boost.loss import example_weights
-from clparse.boost.tree import tree_arrays
 from clparse.errors import ConfigurationError
 from clparse.store import schema
-from clparse.store.training import LabelProblem, TrainingStore
+
+if TYPE_CHECKING:
+    from clparse.store.training import LabelProblem, TrainingStore
+
+# The trainer (numba, scipy) is imported where it is used: `clparse sql` registers
+# clparse_weights on every start and should not pay for it unless a query calls it.
 
 
 def margins_after(store: TrainingStore, label: str, iteration: int,
                   problem: LabelProblem | None = None) -> np.ndarray:
     """Q after ``iteration`` trees (0: all zeros), exactly as training computed it."""
+    from clparse.boost.kernels import add_tree
+    from clparse.boost.tree import tree_arrays
+
     state = store.state(label)
     if iteration == 0:
         problem = problem or store.load_problem(label)
@@ -59,6 +65,9 @@ def weights_at(db: str | Path, label: str, iteration: int) -> Iterator[tuple[int
     w^t comes from the margins after t-1 trees (paper Eq. 8); t may be one past the last stored tree
     (the weights the next iteration will use).
     """
+    from clparse.boost.loss import example_weights
+    from clparse.store.training import TrainingStore
+
     if iteration < 1:
         raise ConfigurationError(f"iterations count from 1, got {iteration}")
     store = TrainingStore(db, readonly=True)

@@ -2,59 +2,15 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 
 from clparse.boost.booster import Booster, BoostSettings, IterationResult
 from clparse.store.training import TrainingStore
+from clparse.train.process import pid_alive, trainer_alive
 from clparse.train.stopping import StopRule
 
-
-def pid_alive(pid: int | None) -> bool:
-    """Is some process with this id running? (It may not be the one that recorded the id.)"""
-    if pid is None:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def process_started(pid: int) -> float | None:
-    """When process ``pid`` started (Unix time), from /proc; None where /proc cannot tell."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
-                    if line.startswith("btime "))
-        ticks = int(stat[stat.rindex(")") + 2:].split()[19])  # field 22; the name in (...) may hold spaces
-        return boot + ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, StopIteration):
-        return None
-
-
-def trainer_alive(pid: int | None, since: str | None) -> bool:
-    """Is the trainer that recorded ``pid`` at time ``since`` (ISO stamp, whole seconds) still running?
-
-    A pid alone is not enough: after a reboot or in a container the number is reused by unrelated
-    processes. The trainer started before it wrote ``since``, so a live process with that pid that
-    started later is another process, and the trainer is dead. (Stamps are whole seconds: 1 s slack.)
-    """
-    if not pid_alive(pid):
-        return False
-    assert pid is not None
-    started = process_started(pid)
-    if started is None or since is None:
-        return True  # cannot tell: assume the claim holds (refusing is the safe side)
-    try:
-        stamp = datetime.fromisoformat(since).timestamp()
-    except ValueError:
-        return True
-    return started <= stamp + 1.0
+__all__ = ["pid_alive", "train_label", "trainer_alive"]
 
 
 def train_label(db: str | Path, label: str, settings: BoostSettings, rule: StopRule,

@@ -25,7 +25,7 @@ class LabelStatus:
 
 
 def label_status(db: str | Path) -> list[LabelStatus]:
-    from clparse.train.label import trainer_alive
+    from clparse.train.process import trainer_alive
 
     lb, lt = schema.labels, schema.label_training
     engine = open_engine(db, readonly=True)

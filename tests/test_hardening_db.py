@@ -152,3 +152,15 @@ def test_the_api_and_the_cli_agree_on_empty_sentences(trained_db: Path) -> None:
                           input="\n", capture_output=True, text=True, timeout=300, env=os.environ)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "(ROOT)\n"
+
+
+def test_training_failures_are_described_in_one_line() -> None:
+    """What `train` prints and stores for a failed label: SQLite's errors without SQL text."""
+    import sqlalchemy.exc
+
+    from clparse.store.database import describe, is_full
+
+    full = sqlalchemy.exc.OperationalError("INSERT INTO iterations ...", {"x": 1}, apsw.FullError("disk is full"))
+    assert is_full(full)
+    assert describe(full, "db.sqlite").startswith("db.sqlite: the disk is full; ")
+    assert describe(ValueError("bad"), "db.sqlite") == "ValueError: bad"

@@ -208,6 +208,19 @@ def is_damage(exc: BaseException) -> bool:
     return isinstance(orig, apsw.CorruptError | apsw.NotADBError) or "malformed" in str(orig)
 
 
+def is_full(exc: BaseException) -> bool:
+    """Is this SQLite's report of a full disk (every other write would fail the same way)?"""
+    orig = getattr(exc, "orig", None) or exc
+    return isinstance(orig, apsw.FullError) or "database or disk is full" in str(orig)
+
+
+def describe(exc: BaseException, path: str | Path) -> str:
+    """One line for any error: SQLite's through :func:`sqlite_error`, others as ``Type: message``."""
+    if isinstance(exc, apsw.Error) or type(exc).__module__.startswith("sqlalchemy"):
+        return str(sqlite_error(exc, path))
+    return f"{type(exc).__name__}: {exc}"
+
+
 def sqlite_error(exc: BaseException, path: str | Path) -> DatabaseError:
     """One line for a SQLite error met on ``path`` (APSW's or SQLAlchemy's wrapping of it)."""
     orig = getattr(exc, "orig", None) or exc  # SQLAlchemy keeps the driver's exception in .orig
@@ -215,7 +228,7 @@ def sqlite_error(exc: BaseException, path: str | Path) -> DatabaseError:
     kinds = (orig, cause)
     if is_damage(exc) or isinstance(cause, apsw.CorruptError | apsw.NotADBError):
         return DatabaseError(f"{path}: {DAMAGED}")
-    if any(isinstance(e, apsw.FullError) for e in kinds) or "database or disk is full" in str(orig):
+    if is_full(exc) or isinstance(cause, apsw.FullError):
         return DatabaseError(f"{path}: the disk is full; the transaction in flight was rolled back, "
                              "everything committed before is intact; free space and run the command again")
     if any(isinstance(e, apsw.BusyError) for e in kinds) or "database is locked" in str(orig):

@@ -61,8 +61,11 @@ def train_label(db: str | Path, label: str, settings: BoostSettings, rule: StopR
         store.finish(label, "paused", "interrupted; run `clparse train` again to resume")
         raise
     except BaseException as exc:
-        from clparse.store.database import is_damage
+        from clparse.store.database import describe, is_damage
 
         if not is_damage(exc):  # never write into a damaged file (the write could spread the damage)
-            store.finish(label, "failed", f"{type(exc).__name__}: {exc}")
+            try:
+                store.finish(label, "failed", describe(exc, db))
+            except Exception:  # e.g. the disk is still full: the claim then reads as dead, and resumes
+                pass
         raise

@@ -19,7 +19,7 @@ from typing import Any
 
 from clparse.boost.booster import BoostSettings, IterationResult
 from clparse.errors import ClparseError, ConfigurationError, LabelClaimedError
-from clparse.store.database import is_damage, quick_check
+from clparse.store.database import describe, is_damage, is_full, quick_check
 from clparse.store.training import TrainingStore
 from clparse.train.label import train_label
 from clparse.train.stopping import StopRule, default_theta_floor
@@ -97,9 +97,9 @@ def _train_here(db: str | Path, label: str, settings: BoostSettings, rule: StopR
     except ClparseError as exc:
         summary.states[label], summary.failures[label] = "failed", str(exc)
     except Exception as exc:  # a crash is recorded in the database; the other labels go on
-        if is_damage(exc):
-            raise  # the file is damaged: stop everything, write nothing more
-        summary.states[label], summary.failures[label] = "failed", f"{type(exc).__name__}: {exc}"
+        if is_damage(exc) or is_full(exc):
+            raise  # a damaged file or a full disk stops every label alike: one error, not one per label
+        summary.states[label], summary.failures[label] = "failed", describe(exc, db)
 
 
 def _finished(store: TrainingStore, label: str, rule: StopRule) -> bool:

@@ -49,4 +49,6 @@ def run(parent: int, db: str, label: str, settings: dict[str, Any], rule: tuple[
     except LabelClaimedError as exc:
         results.put((label, "refused", str(exc)))
     except BaseException as exc:  # reported to the parent; train_label already marked the label failed
-        results.put((label, "failed", f"{type(exc).__name__}: {exc}"))
+        from clparse.store.database import describe
+
+        results.put((label, "failed", describe(exc, db)))

@@ -33,11 +33,11 @@ def empty(aggregator: str) -> Score:
 
 def extend(aggregator: str, score: Score, confidence: float) -> Score:
     """The score of the path with one more inference of the given confidence."""
-    confidences = list(score.confidences)
-    bisect.insort(confidences, confidence)
-    if aggregator == "maxmin":
-        return Score(tuple(confidences), tuple(-c for c in confidences))
-    return Score(tuple(confidences), (score.key[0] + logistic_loss(confidence),))
+    at = bisect.bisect_right(score.confidences, confidence)
+    confidences = score.confidences[:at] + (confidence,) + score.confidences[at:]
+    if aggregator == "maxmin":  # the key is the negated confidences: insert at the same place
+        return Score(confidences, score.key[:at] + (-confidence,) + score.key[at:])
+    return Score(confidences, (score.key[0] + logistic_loss(confidence),))
 
 
 def logistic_loss(z: float) -> float:

@@ -94,10 +94,11 @@ def search(leaves: list[Item], scorer: Scorer, *, beam: int = 1000, max_pops: in
     def offer(state: State) -> None:
         for first, end, label, confidence in ranked(scorer.candidates(state.frontier)):
             score = extend(aggregator, state.score, confidence)
+            # (key, unique counter, payload): tuples compare on the key, then the counter, never the payload
             entry = (score.key, next(counter), (state, first, end, label, score))
-            if len(agenda) >= beam and entry[:2] >= agenda[-1][:2]:
+            if len(agenda) >= beam and entry >= agenda[-1]:
                 break
-            bisect.insort(agenda, entry, key=lambda e: e[:2])
+            bisect.insort(agenda, entry)
             if len(agenda) > beam:
                 agenda.pop()
 

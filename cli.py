@@ -638,7 +638,7 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, beam: in
             click.echo("", err=True)  # keep the warning off the progress line
         click.echo(f"warning: {message}", err=True)
 
-    count = fallbacks = 0
+    count = fallbacks = completions = 0
     tags = known_tags(db) if input_format == "tagged" else None
     with bar:
         for sentence in read_sentences(names, input_format, warn, known_tags=tags):
@@ -647,9 +647,13 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, beam: in
             if result.fallback is not None and sentence:  # an empty line was warned about when read
                 fallbacks += 1
                 warn(f"sentence {count}: flat tree ({result.fallback})")
+            if result.completion is not None:
+                completions += 1
+                warn(f"sentence {count}: {result.completion} (raise --max-pops to search further)")
             output.write(format_tree(result.tree) + "\n")
             bar.update()
-    click.echo(f"parsed {count} sentence(s); {fallbacks} flat fallback(s)", err=True)
+    click.echo(f"parsed {count} sentence(s); {fallbacks} flat fallback(s); {completions} completed greedily "
+               "at the pop cap", err=True)
 
 
 def _thetas(ctx: click.Context, param: click.Parameter, value: str | None) -> list[float] | None:

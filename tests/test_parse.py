@@ -285,3 +285,14 @@ def test_theta_above_every_first_theta_is_refused_with_the_usable_range(trained_
     [(floor,)] = read_rows(trained_db, "SELECT max(theta) FROM label_training WHERE state != 'converged'")
     assert f"use a Θ̂ above {floor:.4g} and at most {top:.4g}" in message
     load_model(trained_db, top)  # the top of the range has trees
+
+
+def test_cli_warns_about_a_greedy_completion_at_the_pop_cap(trained_db: Path) -> None:
+    result = invoke(["parse", "--db", trained_db, "--theta", "3", "--beam", "1000", "--max-pops", "1"],
+                    "The dog barked at the cat .\n")
+    assert result.exit_code == 0, result.stderr
+    [tree] = output_trees(result.stdout)
+    assert tree.words() == ["The", "dog", "barked", "at", "the", "cat", "."] and not is_flat(tree)
+    assert ("warning: sentence 1: no complete parse within 1 popped states: completed greedily "
+            "(raise --max-pops to search further)") in result.stderr
+    assert "parsed 1 sentence(s); 0 flat fallback(s); 1 completed greedily at the pop cap" in result.stderr

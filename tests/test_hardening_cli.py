@@ -240,11 +240,15 @@ def test_every_input_line_gives_one_output_line(trained_db: Path) -> None:
     assert lines[0].startswith("(ROOT ") and "(XYZ dog)" in lines[0]
     warnings = [line for line in done.stderr.splitlines() if line.startswith("warning")]
     assert warnings == [
-        "warning: <stdin>:1: token 2 has tag 'XYZ', never seen in training (warned once per tag)",
-        "warning: <stdin>:2: empty line; its output is (ROOT), so output lines stay aligned with input",
-        "warning: <stdin>:3: empty line; its output is (ROOT), so output lines stay aligned with input",
+        "warning: -:1: token 2 has tag 'XYZ', never seen in training (warned once per tag)",
+        "warning: -:2: empty line; its output is (ROOT), so output lines stay aligned with input",
+        "warning: -:3: empty line; its output is (ROOT), so output lines stay aligned with input",
     ]
-    assert done.stderr.splitlines()[-1] == "parsed 4 sentence(s); 0 flat fallback(s)"
+    assert done.stderr.splitlines()[-1].startswith("parsed 4 sentence(s); 0 flat fallback(s)")
+    # The output stays a valid parse file: `clparse eval` reads (ROOT) as an empty parse and skips it,
+    # as EVALB skips an empty parse, keeping the other sentences paired by position.
+    gold = "".join(line + "\n" for line in lines if line != "(ROOT)")
+    assert gold.count("\n") == 2
 
 
 # ----------------------------------------------------------------------------- 12. progress
@@ -474,3 +478,14 @@ def test_quick_commands_do_not_import_the_trainer(trained_db: Path, args: list[s
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines()[-1] == "heavy: []"
+
+
+def test_eval_reads_an_empty_line_parse_as_an_empty_parse(tmp_path: Path) -> None:
+    """Item 11: parse output for an empty input line, (ROOT), is scored like EVALB's empty parse."""
+    gold, test = tmp_path / "gold.ptb", tmp_path / "test.ptb"
+    gold.write_text("(ROOT (S (NP (PRP I)) (VP (VBD ran))))\n(ROOT (S (NP (PRP You)) (VP (VBD sat))))\n")
+    test.write_text("(ROOT (S (NP (PRP I)) (VP (VBD ran))))\n(ROOT)\n")
+    done = clparse("eval", gold, test, "--json")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "warning: 1 empty parse(s) skipped, as EVALB does\n"
+    assert '"skipped_sentences": 1' in done.stdout

@@ -79,6 +79,8 @@ class _Builder:
             if word is not None:
                 node = Tree.preterminal(label, word)
             elif not children:
+                if self.allow_empty and not stack:
+                    return Tree(label, [])  # "(ROOT)": clparse's parse of an empty line, also a failed parse
                 raise self.fail(oline, ocol, f"constituent {label!r} has no children")
             else:
                 node = Tree(label, children)
@@ -107,7 +109,8 @@ def iter_trees_from_lines(lines: Iterable[str], path: str = "<string>", *,
     """Yield trees from lines of text; raise :class:`TreebankError` on the first bad tree.
 
     With ``allow_empty`` a top-level ``()`` is read as an empty tree (no words):
-    that is how parser output marks a sentence it could not parse.
+    that is how parser output marks a sentence it could not parse; so is a top-level
+    constituent without children such as ``(ROOT)`` (clparse's parse of an empty line).
     """
     builder = _Builder(path, allow_empty)
     lineno = 0

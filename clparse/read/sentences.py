@@ -34,20 +34,19 @@ def read_sentences(names: Iterable[str], fmt: str, warn: Callable[[str], object]
             for tree in read_trees(name):
                 yield list(tree.tagged_words())
             continue
-        shown = "<stdin>" if name == "-" else name
         for number, line in _lines(name):
             tokens = line.split()
             if not tokens:
-                warn(f"{shown}:{number}: empty line; its output is (ROOT), so output lines stay aligned with input")
+                warn(f"{name}:{number}: empty line; its output is (ROOT), so output lines stay aligned with input")
                 yield []
             elif fmt == "tokens":
                 yield tokens
             else:
-                tagged = [_tagged(token, shown, number, column) for column, token in enumerate(tokens, 1)]
+                tagged = [_tagged(token, name, number, column) for column, token in enumerate(tokens, 1)]
                 for column, (_, tag) in enumerate(tagged, 1):
                     if known_tags is not None and tag not in known_tags and tag not in unknown:
                         unknown.add(tag)
-                        warn(f"{shown}:{number}: token {column} has tag {tag!r}, never seen in training "
+                        warn(f"{name}:{number}: token {column} has tag {tag!r}, never seen in training "
                              "(warned once per tag)")
                 yield tagged
 
@@ -61,16 +60,15 @@ def count_sentences(names: Iterable[str], fmt: str) -> int:
 def _lines(name: str) -> Iterator[tuple[int, str]]:
     """(line number, text) of a file or stdin, decoded line by line so a binary file is named, not a traceback."""
     handle: IO[bytes] = sys.stdin.buffer if name == "-" else open(name, "rb")
-    shown = "<stdin>" if name == "-" else name
     try:
         for number, raw in enumerate(handle, 1):
             if b"\x00" in raw:
-                raise ClparseError(f"{shown}:{number}: binary data (NUL byte), not text; give a text file "
+                raise ClparseError(f"{name}:{number}: binary data (NUL byte), not text; give a text file "
                                    "of tokenized sentences")
             try:
                 yield number, raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise ClparseError(f"{shown}:{number}: byte {exc.start + 1} is not UTF-8 text "
+                raise ClparseError(f"{name}:{number}: byte {exc.start + 1} is not UTF-8 text "
                                    "(binary file, or another encoding?)") from None
     finally:
         if name != "-":

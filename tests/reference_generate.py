@@ -17,6 +17,7 @@ from clparse.examples.features import FeatureConfig
 from clparse.examples.generate import ExampleGenerator as CompiledGenerator
 from clparse.examples.generate import GenerationReport, Inference, walk_randomly
 from clparse.examples.state import Item, Oracle, allowed_labels, leaf_items
+from clparse.examples.symbols import CandidateRules, SymbolTable
 from clparse.preprocess.heads import head_child_index
 from clparse.read.tree import Tree
 from tests.reference_features import FeatureDictionary, FeatureExtractor
@@ -91,6 +92,7 @@ class ExampleGenerator:
         self.report = GenerationReport()
 
     prepare_tree = CompiledGenerator.prepare_tree  # not feature code: shared
+    rules = CandidateRules(SymbolTable(), constraints=False)  # the reference predates the candidate constraints
 
     def add_sentence(self, tree: Tree, sentence: int) -> list[Inference]:
         """Generate the examples of one (prepared) gold tree; return the path taken."""

@@ -22,8 +22,9 @@ from clparse.examples.features import FeatureConfig, FeatureSpace
 from clparse.examples.items import ItemTable, WindowCache
 from clparse.examples.kernel import MAX_CONTEXT, row_capacity, state_examples
 from clparse.examples.state import Item, Oracle, build, leaf_items
-from clparse.examples.symbols import HeadTable, SymbolTable
+from clparse.examples.symbols import CandidateRules, HeadTable, SymbolTable
 from clparse.preprocess.pipeline import ROOT_LABEL
+from clparse.preprocess.transforms import PUNCTUATION_TAGS
 from clparse.read.tree import Tree
 
 Inference = tuple[int, int, str]  # word span start, end, label
@@ -50,6 +51,16 @@ def remove_duplicate_brackets(tree: Tree) -> tuple[Tree, int]:
 
 def widest_phrase(tree: Tree) -> int:
     return max((len(p.children) for p in tree.phrases()), default=0)
+
+
+def obeys_constraints(tree: Tree) -> bool:
+    """Can the candidate constraints build this gold tree: ROOT unary, and no phrase with punctuation at an
+    edge unless it holds nothing else?"""
+    tags = [t for _, t in tree.tagged_words()]
+    if tree.label == ROOT_LABEL and len(tree.children) != 1:
+        return False
+    return not any(label != ROOT_LABEL and (tags[s] in PUNCTUATION_TAGS or tags[e - 1] in PUNCTUATION_TAGS)
+                   and not all(t in PUNCTUATION_TAGS for t in tags[s:e]) for s, e, label in tree.labeled_spans())
 
 
 def walk_randomly(oracle: Oracle, seed: int, sentence: int,
@@ -167,6 +178,7 @@ class GenerationReport:
     sentences: int = 0
     used: int = 0
     too_wide: int = 0
+    breaks_constraints: int = 0  # gold trees the candidate constraints could not build
     duplicate_brackets_removed: int = 0
     states: int = 0
     candidates: Counter[str] = field(default_factory=Counter)
@@ -182,13 +194,14 @@ class ExampleGenerator:
 
     def __init__(self, labels: Sequence[str], config: FeatureConfig, max_children: int = 5, seed: int = 0,
                  normalize: Callable[[str], str] = str.lower, sink: RowSink | None = None,
-                 symbols: SymbolTable | None = None) -> None:
+                 symbols: SymbolTable | None = None, constraints: bool = False) -> None:
         self.labels = tuple(sorted(labels))
         self.symbols = symbols if symbols is not None else SymbolTable()
         self.label_symbols = np.array([self.symbols.add(label) for label in self.labels], dtype=np.int32)
         self.root = self.labels.index(ROOT_LABEL) if ROOT_LABEL in self.labels else -1
         self.space = FeatureSpace(config, self.symbols)
         self.heads = HeadTable(self.symbols)
+        self.rules = CandidateRules(self.symbols, constraints)
         self.max_children = max_children
         self.seed = seed
         self.normalize = normalize
@@ -208,6 +221,9 @@ class ExampleGenerator:
         self.report.duplicate_brackets_removed += removed
         if widest_phrase(tree) > self.max_children:
             self.report.too_wide += 1
+            return None
+        if self.rules.constraints and not obeys_constraints(tree):
+            self.report.breaks_constraints += 1
             return None
         return tree
 
@@ -246,7 +262,8 @@ class ExampleGenerator:
         cache.room(spans)
         counter = self.space.counter
         n_cand, n_new, n_nz = state_examples(
-            frontier, self.space.flags, k, self.label_symbols, self.root, correct, items.arrays(),
+            frontier, self.space.flags, k, self.label_symbols, self.root, self.rules.refresh(), self.rules.root_unary,
+            correct, items.arrays(),
             self.heads.arrays(), self.space.v, self.space.table, self.space.keys, counter, self.examples.row_ids,
             cache.lookup, cache.windows, cache.values, cache.entries,
             self._buffer("codes", row_size, np.int64), self._buffer("ids", row_size, np.int32),

@@ -221,6 +221,24 @@ def blocked_by_chain(frontier_item: int, label_symbol: int, label, nkids, kids) 
 
 
 @njit(cache=True, nogil=True)
+def span_stopped(frontier, first, end, start, end_, tag, edge_stop):  # type: ignore[no-untyped-def]
+    """Does the span begin or end with a punctuation terminal (and hold anything but punctuation)?"""
+    lo, hi = start[frontier[first]], end_[frontier[end - 1]]
+    if edge_stop[tag[lo]] == 0 and edge_stop[tag[hi - 1]] == 0:
+        return False
+    for t in range(lo, hi):  # a span of punctuation only stays (a sentence may be nothing else)
+        if edge_stop[tag[t]] == 0:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def root_allowed(first, end, n, root_unary):  # type: ignore[no-untyped-def]
+    """ROOT only over the whole frontier (and, with ``root_unary``, only over a single item)."""
+    return first == 0 and end == n and (root_unary == 0 or n == 1)
+
+
+@njit(cache=True, nogil=True)
 def candidate_head(frontier, first, end, label_symbol, child_symbols, label, heads):  # type: ignore[no-untyped-def]
     m = end - first
     for k in range(m):
@@ -313,8 +331,8 @@ def _same_window(win, e, lm, rm, frontier, lo, hi):  # type: ignore[no-untyped-d
 
 
 @njit(cache=True, nogil=True)
-def state_examples(frontier, flags, max_children, label_symbols, root, correct, items, heads,  # type: ignore[no-untyped-def]
-                   v, table, keys, counter, rows, cache, win, label_rows, entries, codes, ids, child_symbols,
+def state_examples(frontier, flags, max_children, label_symbols, root, edge_stop, root_unary, correct, items,  # type: ignore[no-untyped-def]
+                   heads, v, table, keys, counter, rows, cache, win, label_rows, entries, codes, ids, child_symbols,
                    out_label, out_row, out_y, out_indptr, out_indices):
     """Every candidate of one state as an example (prepare): label index, row id, y.
 
@@ -323,7 +341,8 @@ def state_examples(frontier, flags, max_children, label_symbols, root, correct, 
     the order the first Python extractor met features in, so ids come out the same. A window seen
     earlier in the sentence (``cache``, as in the parser's scorer) already has its rows per label.
     New rows (not in ``rows``, keyed by their 128-bit hash) get the next row id and are written to
-    ``out_indptr`` / ``out_indices``. Returns (candidates, new rows, new non-zeros).
+    ``out_indptr`` / ``out_indices``. Spans that ``edge_stop`` rules out give no example at all.
+    Returns (candidates, new rows, new non-zeros).
     """
     label, tag, word, start, end_, nkids, kids = items
     n = frontier.shape[0]
@@ -337,6 +356,8 @@ def state_examples(frontier, flags, max_children, label_symbols, root, correct, 
     out_indptr[0] = 0
     for first in range(n):
         for end in range(first + 1, min(n, first + max_children) + 1):
+            if span_stopped(frontier, first, end, start, end_, tag, edge_stop):
+                continue
             m = end - first
             lo, hi = max(0, first - context), min(n, end + context)
             lm, rm = max(0, context - first), max(0, end + context - n)
@@ -353,10 +374,10 @@ def state_examples(frontier, flags, max_children, label_symbols, root, correct, 
                 label_rows[e, :] = -1
             base = -1
             head_rows[:m] = -1
-            whole = first == 0 and end == n
+            root_here = root_allowed(first, end, n, root_unary)
             for li in range(n_labels):
                 symbol = label_symbols[li]
-                if li == root and not whole:
+                if li == root and not root_here:
                     continue
                 if m == 1 and blocked_by_chain(frontier[first], symbol, label, nkids, kids):
                     continue
@@ -464,15 +485,18 @@ def _score_window(e, frontier, n, first, end, flags, label_symbols, items, heads
 
 
 @njit(cache=True, nogil=True)
-def score_state(frontier, flags, context, max_children, label_symbols, root, items, heads, v, table,  # type: ignore[no-untyped-def]
-                present, forest, cache, win, scores, entries, codes, touched, child_symbols, label_heads,
-                out_first, out_end, out_label, out_conf):
+def score_state(frontier, flags, context, max_children, label_symbols, root, edge_stop, root_unary, items,  # type: ignore[no-untyped-def]
+                heads, v, table, present, forest, cache, win, scores, entries, codes, touched, child_symbols,
+                label_heads, out_first, out_end, out_label, out_conf):
     """Every candidate of the state with its confidence, in candidate order (first, end, label).
 
     ``entries[0]`` is the number of cached windows; the caller leaves room for one new entry per
     span plus a scratch row (the last) used on a hash collision. Returns the number of candidates.
     """
     label = items[0]
+    tag = items[1]
+    start = items[3]
+    end_ = items[4]
     nkids = items[5]
     kids = items[6]
     n = frontier.shape[0]
@@ -481,6 +505,8 @@ def score_state(frontier, flags, context, max_children, label_symbols, root, ite
     count = 0
     for first in range(n):
         for end in range(first + 1, min(n, first + max_children) + 1):
+            if span_stopped(frontier, first, end, start, end_, tag, edge_stop):
+                continue
             lo, hi = max(0, first - context), min(n, end + context)
             lm, rm = max(0, context - first), max(0, end + context - n)
             key = _window_hash(lm, rm, frontier, lo, hi)
@@ -496,9 +522,9 @@ def score_state(frontier, flags, context, max_children, label_symbols, root, ite
                 _store_window(win, e, lm, rm, frontier, lo, hi)
                 _score_window(e, frontier, n, first, end, flags, label_symbols, items, heads, v, table,
                               present, forest, scores, codes, touched, child_symbols, label_heads)
-            whole = first == 0 and end == n
+            root_here = root_allowed(first, end, n, root_unary)
             for li in range(n_labels):
-                if li == root and not whole:
+                if li == root and not root_here:
                     continue
                 if end - first == 1 and blocked_by_chain(frontier[first], label_symbols[li], label, nkids, kids):
                     continue
@@ -511,8 +537,8 @@ def score_state(frontier, flags, context, max_children, label_symbols, root, ite
 
 
 @njit(cache=True, nogil=True)
-def candidate_rows(frontier, flags, max_children, label_symbols, root, items, heads, v, table, codes, ids,  # type: ignore[no-untyped-def]
-                   child_symbols, out_first, out_end, out_label, out_indptr, out_indices):
+def candidate_rows(frontier, flags, max_children, label_symbols, root, edge_stop, root_unary, items, heads, v,  # type: ignore[no-untyped-def]
+                   table, codes, ids, child_symbols, out_first, out_end, out_label, out_indptr, out_indices):
     """Every candidate's feature row (sorted known ids), in candidate order: for the parity tests."""
     label, tag, word, start, end_, nkids, kids = items
     n = frontier.shape[0]
@@ -521,10 +547,12 @@ def candidate_rows(frontier, flags, max_children, label_symbols, root, items, he
     out_indptr[0] = 0
     for first in range(n):
         for end in range(first + 1, min(n, first + max_children) + 1):
+            if span_stopped(frontier, first, end, start, end_, tag, edge_stop):
+                continue
             base = emit_head_free(codes, frontier, n, first, end, flags, label, tag, word, start, end_, nkids,
                                   kids, v)
             for li in range(label_symbols.shape[0]):
-                if li == root and not (first == 0 and end == n):
+                if li == root and not root_allowed(first, end, n, root_unary):
                     continue
                 if end - first == 1 and blocked_by_chain(frontier[first], label_symbols[li], label, nkids, kids):
                     continue

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from clparse.preprocess.transforms import PUNCTUATION_TAGS
 from clparse.preprocess.heads import (
     BORROWED_RULES,
     COORDINATORS,
@@ -107,3 +108,26 @@ class HeadTable:
         """The arrays :func:`~clparse.examples.kernel.head_index` takes, in its argument order."""
         return (self.parent_rule, self.parent_np, self.child_class, self.child_pos, self.child_coordinator,
                 self.rule_passes, self.pass_mode, self.label_offsets, self.label_classes)
+
+
+class CandidateRules:
+    """Which candidates exist beyond the paper's (issue #11): the kernels' ``edge_stop`` and ``root_unary``.
+
+    With ``constraints`` on, a span may not begin or end with a punctuation terminal unless it is all
+    punctuation (after Table 3's punctuation raising no other gold phrase does), and ROOT may only be
+    built over a single item (the gold ROOT is always unary). Off, every span and ROOT over the whole frontier are candidates, as in the paper.
+    """
+
+    def __init__(self, symbols: SymbolTable, constraints: bool) -> None:
+        self.symbols = symbols
+        self.constraints = constraints
+        self.root_unary = int(constraints)
+        self.edge_stop = np.zeros(0, dtype=np.uint8)
+        self.refresh()
+
+    def refresh(self) -> np.ndarray:
+        """The per-symbol edge array, rebuilt if the symbol table has grown."""
+        if len(self.edge_stop) < len(self.symbols):
+            self.edge_stop = np.array([self.constraints and text in PUNCTUATION_TAGS for text in self.symbols.strings],
+                                      dtype=np.uint8)
+        return self.edge_stop

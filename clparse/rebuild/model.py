@@ -79,6 +79,7 @@ class ParserModel:
     features: FeatureConfig
     max_children: int
     db: Path
+    constraints: bool = False  # the run's candidate constraints (issue #11); runs before them had none
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -149,7 +150,8 @@ def load_model(db: str | Path, theta: float) -> ParserModel:
     engine.dispose()
     settings = config["settings"]
     return ParserModel(theta, ensembles, feature_ids, Vocabulary.from_rows(words, settings["vocab_min"]),
-                       FeatureConfig.from_dict(settings["features"]), settings["max_children"], db)
+                       FeatureConfig.from_dict(settings["features"]), settings["max_children"], db,
+                       bool(settings.get("constraints", False)))
 
 
 def _ensemble(connection: sa.Connection, label: str, count: int) -> LabelEnsemble:

@@ -17,7 +17,7 @@ from clparse.examples.features import FeatureSpace
 from clparse.examples.items import ItemTable, WindowCache
 from clparse.examples.kernel import MAX_CONTEXT, candidate_rows, row_capacity, score_state
 from clparse.examples.state import Item
-from clparse.examples.symbols import HeadTable, SymbolTable
+from clparse.examples.symbols import CandidateRules, HeadTable, SymbolTable
 from clparse.preprocess.pipeline import ROOT_LABEL
 from clparse.rebuild.model import ParserModel
 
@@ -53,6 +53,7 @@ class CompiledModel:
         self.space = FeatureSpace.from_keys(model.features, self.symbols, model.feature_ids,
                                             keep=(lambda _: True) if full_table else used.__contains__)
         self.heads = HeadTable(self.symbols)
+        self.rules = CandidateRules(self.symbols, model.constraints)
         self.presence_size = max(len(self.space), 1)
         offsets = np.zeros(len(ensembles) + 1, dtype=np.int64)
         node_base = 0
@@ -120,8 +121,8 @@ class CandidateScorer:
         self._room(spans, spans * len(self.labels), row_capacity(k, items.size))
         out, cache, c = self._out, self.cache, self.compiled
         before = len(cache)
-        count = score_state(ids, c.space.flags, self.context, k, c.label_symbols, c.root, items.arrays(),
-                            c.head_arrays(), c.space.v, c.space.table, self.present, c.forest, cache.lookup,
+        count = score_state(ids, c.space.flags, self.context, k, c.label_symbols, c.root, c.rules.refresh(),
+                            c.rules.root_unary, items.arrays(), c.head_arrays(), c.space.v, c.space.table, self.present, c.forest, cache.lookup,
                             cache.windows, cache.values, cache.entries, out["codes"], out["touched"],
                             out["children"], out["label_heads"], out["first"], out["end"], out["label"],
                             out["conf"])
@@ -152,8 +153,8 @@ def state_rows(model: CompiledModel, items: ItemTable, frontier: np.ndarray) -> 
     out_end, out_label = np.empty_like(out_first), np.empty_like(out_first)
     out_indptr = np.zeros(len(out_first) + 1, dtype=np.int64)
     out_indices = np.empty(len(out_first) * size, dtype=np.int32)
-    count = candidate_rows(frontier, model.space.flags, k, model.label_symbols, model.root, items.arrays(),
-                           model.head_arrays(), model.space.v, model.space.table, np.empty(size, dtype=np.int64),
+    count = candidate_rows(frontier, model.space.flags, k, model.label_symbols, model.root, model.rules.refresh(),
+                           model.rules.root_unary, items.arrays(), model.head_arrays(), model.space.v, model.space.table, np.empty(size, dtype=np.int64),
                            np.empty(size, dtype=np.int32), np.empty(k, dtype=np.int32), out_first, out_end,
                            out_label, out_indptr, out_indices)
     return [(int(out_first[i]), int(out_end[i]), model.labels[out_label[i]],

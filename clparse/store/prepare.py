@@ -51,12 +51,16 @@ class PrepareSettings:
     vocab_min: int = 5
     features: FeatureConfig = field(default_factory=FeatureConfig)
     skip_steps: tuple[str, ...] = ()
+    constraints: bool = False  # no punctuation at a span edge, ROOT only unary (issue #11)
 
     def __post_init__(self) -> None:
         if self.max_children < 1:
             raise ConfigurationError(f"max_children must be at least 1, got {self.max_children}")
         if self.vocab_min < 1:
             raise ConfigurationError(f"vocab_min must be at least 1, got {self.vocab_min}")
+        if self.constraints and "raise_punctuation" in self.skip_steps:
+            raise ConfigurationError("candidate constraints need the raise_punctuation step: without it gold "
+                                     "phrases may begin or end with punctuation")
 
     def preprocess_config(self) -> PreprocessConfig:
         return PreprocessConfig.without(self.skip_steps, max_words=self.max_words)
@@ -91,8 +95,14 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+# Settings added after the first release enter the digest only when they differ from the behaviour
+# before they existed, so a database prepared then is still recognised as "the same inputs".
+LATER_SETTINGS = {"constraints": False}
+
+
 def input_digest(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings) -> str:
-    payload = json.dumps({"settings": settings.to_dict(), "files": [(split, sha) for split, _, sha in files]},
+    values = {k: v for k, v in settings.to_dict().items() if k not in LATER_SETTINGS or v != LATER_SETTINGS[k]}
+    payload = json.dumps({"settings": values, "files": [(split, sha) for split, _, sha in files]},
                          sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
 
@@ -225,7 +235,7 @@ def _prepare_in(connection: sa.Connection, digest: str, files: Sequence[tuple[st
         for split, path, sha in files])
     rows = _RowWriter(connection, run_id)
     generator = ExampleGenerator(labels, settings.features, settings.max_children, settings.seed,
-                                 vocabulary.normalize, sink=rows)
+                                 vocabulary.normalize, sink=rows, constraints=settings.constraints)
     if total is not None:
         total(len(train))
     paths: list[tuple[int, list[tuple[int, int, str]]]] = []  # (sentence id, path)
@@ -239,9 +249,12 @@ def _prepare_in(connection: sa.Connection, digest: str, files: Sequence[tuple[st
                    "trained": False, "skip_reason": None}
             path = None
             if split == "train":
+                before = generator.report.too_wide
                 tree = generator.prepare_tree(result.tree)
                 if tree is None:
-                    row["skip_reason"] = f"a phrase has more than {settings.max_children} children"
+                    row["skip_reason"] = (f"a phrase has more than {settings.max_children} children"
+                                          if generator.report.too_wide > before
+                                          else "a phrase has punctuation at an edge or ROOT is not unary")
                 else:
                     row["trained"] = True
                     row["tree"] = format_tree(tree)

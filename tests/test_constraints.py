@@ -1,0 +1,126 @@
+"""Candidate constraints (issue #11): no punctuation at a span edge, ROOT only over a single item.
+
+* After Table 3 preprocessing no gold tree loses reachability: every correct inference of every state
+  on a gold path is still a candidate, so the positives are exactly those without constraints;
+* what the constraints remove are only negatives, and the parser's kernel removes the same
+  candidates as ``prepare``'s (rows compared on every state of the sample's gold paths);
+* the search still ends in a parse, with ROOT over one item.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from clparse.data import sample_path
+from clparse.errors import ConfigurationError
+from clparse.examples.features import FeatureConfig
+from clparse.examples.generate import ExampleGenerator, obeys_constraints
+from clparse.examples.items import ItemTable
+from clparse.examples.state import Item, build, leaf_items
+from clparse.preprocess import PreprocessConfig, Vocabulary, preprocess_tree, preprocess_treebank
+from clparse.read import Tree, parse_tree, read_trees
+from clparse.rebuild.model import LabelEnsemble, ParserModel
+from clparse.search import search
+from clparse.search.scorer import CandidateScorer, CompiledModel, state_rows
+from clparse.store.prepare import PrepareSettings
+from tests.strategies import trees
+
+LABELS = ["ADJP", "ADVP", "NP", "PP", "PRT", "ROOT", "S", "SBAR", "VP"]
+
+
+def generate(tree: Tree, constraints: bool) -> ExampleGenerator:
+    generator = ExampleGenerator(LABELS, FeatureConfig(), max_children=50, constraints=constraints)
+    prepared = generator.prepare_tree(tree)
+    assert prepared is not None
+    generator.add_sentence(prepared, 0)
+    generator.finish()
+    return generator
+
+
+@settings(max_examples=200, deadline=None)
+@given(trees(max_leaves=10))
+def test_no_preprocessed_gold_tree_loses_reachability(raw: Tree) -> None:
+    result = preprocess_tree(raw)
+    if result is None:
+        return
+    assert obeys_constraints(result.tree)  # what raising punctuation guarantees
+    free, constrained = generate(result.tree, False), generate(result.tree, True)
+    assert constrained.report.positives == free.report.positives  # every correct inference is still there
+    for label in LABELS:
+        assert constrained.report.candidates[label] <= free.report.candidates[label]
+
+
+def test_constraints_remove_punctuation_edges_and_non_unary_root() -> None:
+    tree = parse_tree("(ROOT (S (NP (PRP I)) (, ,) (VP (VBD ran))))")
+    free, constrained = generate(tree, False), generate(tree, True)
+    assert constrained.report.candidates["ROOT"] < free.report.candidates["ROOT"]
+    assert sum(constrained.report.candidates.values()) < sum(free.report.candidates.values())
+    assert not obeys_constraints(parse_tree("(ROOT (S (NP (PRP I)) (, ,)))"))
+    assert not obeys_constraints(parse_tree("(ROOT (NP (PRP I)) (VP (VBD ran)))"))
+
+
+def test_constraints_need_punctuation_raising() -> None:
+    with pytest.raises(ConfigurationError, match="raise_punctuation"):
+        PrepareSettings(constraints=True, skip_steps=("raise_punctuation",))
+
+
+def empty_model(labels: list[str], keys: list, vocabulary: Vocabulary, constraints: bool) -> ParserModel:
+    """A parser model with no trees (every confidence 0) over a generator's feature ids."""
+    none = np.zeros(0, dtype=np.int64)
+    ensembles = {label: LabelEnsemble(label, 0, 0, none, none.astype(np.int32), none, none, none.astype(np.float64))
+                 for label in labels}
+    return ParserModel(1.0, ensembles, {key: i for i, key in enumerate(keys)}, vocabulary, FeatureConfig(), 5,
+                       Path("-"), constraints)
+
+
+def test_parser_kernel_removes_the_same_candidates_as_prepare() -> None:
+    kept = list(preprocess_treebank(read_trees(sample_path("train")), PreprocessConfig.without((), max_words=15)))
+    vocabulary = Vocabulary.build((w for p in kept for w in p.tree.words()), 5)
+    labels = sorted({node.label for p in kept for node in p.tree.phrases()})
+    generator = ExampleGenerator(labels, FeatureConfig(), 5, 0, vocabulary.normalize, constraints=True)
+    paths = []
+    for position, result in enumerate(kept):
+        tree = generator.prepare_tree(result.tree)
+        if tree is not None:
+            paths.append((tree, generator.add_sentence(tree, position)))
+    generator.finish()
+    assert generator.report.breaks_constraints == 0
+    indptr, indices = generator.sink.csr()  # type: ignore[attr-defined]
+    expected: Counter[tuple[str, bytes]] = Counter()
+    for label in labels:
+        rows, _, multiplicity = generator.examples.deduplicated(label)
+        for row, count in zip(rows, multiplicity):
+            expected[label, indices[indptr[row]:indptr[row + 1]].tobytes()] += int(count)
+    model = CompiledModel(empty_model(labels, generator.space.id_keys(), vocabulary, True), full_table=True)
+    found: Counter[tuple[str, bytes]] = Counter()
+    for tree, path in paths:
+        frontier: list[Item] = leaf_items(tree.tagged_words(), vocabulary.normalize)
+        items = ItemTable(frontier, model.symbols, 5)
+        for start, end, label in path:
+            for _, _, candidate_label, row in state_rows(model, items, items.frontier(frontier)):
+                found[candidate_label, row.tobytes()] += 1
+            first = next(i for i, x in enumerate(frontier) if x.start == start)
+            last = next(i for i, x in enumerate(frontier) if x.end == end)
+            frontier[first:last + 1] = [build(label, frontier[first:last + 1])]
+    assert found == expected
+
+
+def test_search_with_constraints_builds_root_over_one_item() -> None:
+    tagged = [("I", "PRP"), ("ran", "VBD"), (",", ","), ("she", "PRP"), ("sat", "VBD")]
+    for constraints in (False, True):
+        model = empty_model(LABELS, [], Vocabulary.build([w for w, _ in tagged], 1), constraints)
+        result = search(leaf_items(tagged), CandidateScorer(model), beam=1)
+        assert result.item is not None and result.item.label == "ROOT"
+        if constraints:
+            assert len(result.item.children) == 1
+            stack = [result.item.children[0]]
+            while stack:  # no phrase begins or ends with the comma
+                node = stack.pop()
+                if not node.is_leaf:
+                    assert node.children[0].label != "," and node.children[-1].label != ","
+                    stack.extend(node.children)

@@ -23,7 +23,8 @@ import scipy.sparse as sp
 from clparse.boost.booster import Booster, BoostSettings, IterationResult
 from clparse.boost.kernels import slot_histograms
 from clparse.boost.loss import example_weights, total_loss
-from clparse.boost.tree import GrownTree, best_split, split_gains, z_loss
+from clparse.boost.tree import GrownTree, best_split, confidence, split_gains, z_loss
+from clparse.errors import ConfigurationError
 from tests.reference_boost import RefTree, reference_boost
 
 EPS = 1e-8
@@ -181,6 +182,32 @@ def test_hand_worked_first_iteration() -> None:
     assert result.loss_after == booster.loss()
     # Z of the tree = Σ over leaves: √2 + 2.
     assert result.z == pytest.approx(SQRT2 + 2)
+
+
+def test_hand_worked_smoothing() -> None:
+    # Same tree as the first iteration above (smoothing changes no gain, so neither Θ nor the splits),
+    # but ε = 1e-8 + 0.5 × mean candidate weight = 1e-8 + 0.5 × (Σw = 4.0) / (Σm = 8) = 0.25 + 1e-8:
+    #   node 1 (W+ 1.0, W- 0.5): κ = ½ ln(1.25 / 0.75) = ½ ln(5/3) ≈ 0.255413 (unsmoothed ½ ln 2 ≈ 0.346574)
+    #   node 2 (W+ 0.5, W- 2.0): κ = ½ ln(0.75 / 2.25) = -½ ln 3 ≈ -0.549306 (unsmoothed -ln 2 ≈ -0.693147)
+    booster = hand_booster(smoothing=0.5)
+    assert booster.settings.leaf_epsilon(booster.weights(), booster.multiplicity) == 0.25 + EPS
+    result = booster.step()
+    assert result is not None
+    root, yes, no = result.tree.nodes
+    assert result.theta == pytest.approx(SQRT15 - SQRT2 - 2) and root.feature == 0
+    assert yes.confidence == pytest.approx(0.5 * math.log(5 / 3))
+    assert no.confidence == pytest.approx(-0.5 * math.log(3))
+    # A leaf holding a single positive of weight ½ and nothing else: ε = 1e-8 gives κ ≈ ½ ln(0.5 / 1e-8) ≈ 8.86,
+    # the memorising leaf issue #11 describes; with ε = 0.25, κ = ½ ln 3 ≈ 0.549.
+    assert confidence(0.5, 0.0, EPS) == pytest.approx(0.5 * math.log(0.5e8))
+    assert confidence(0.5, 0.0, 0.25) == pytest.approx(0.5 * math.log(3))
+
+
+def test_smoothing_is_a_checked_setting() -> None:
+    with pytest.raises(ConfigurationError):
+        BoostSettings(smoothing=-1.0)
+    assert BoostSettings.from_dict({"loss": "logistic", "max_depth": None, "epsilon": 1e-8,
+                                    "checkpoint_every": 50}) == BoostSettings()  # settings stored before it
 
 
 def test_hand_worked_second_iteration() -> None:
@@ -400,13 +427,15 @@ def test_reference_agreement_sample(adjp, exact: bool) -> None:
 # ---------------------------------------------------------------------------------------------- g. resume
 
 
-def test_resume_is_bit_identical() -> None:
+@pytest.mark.parametrize("smoothing", [0.0, 0.5])
+def test_resume_is_bit_identical(smoothing: float) -> None:
     X, y, m = random_problem(seed=3)
-    straight = make_booster(X, y, m)
+    straight = make_booster(X, y, m, smoothing=smoothing)
     whole = run(straight, 12)
-    first = make_booster(X, y, m)
+    first = make_booster(X, y, m, smoothing=smoothing)
     head = run(first, 5)
-    resumed = make_booster(X, y, m, margins=first.margins.copy(), iteration=5, theta=first.theta)
+    resumed = make_booster(X, y, m, margins=first.margins.copy(), iteration=5, theta=first.theta,
+                           smoothing=smoothing)
     tail = run(resumed, 7)
     assert len(whole) == len(head) + len(tail) == 12
     for a, b in zip(whole, head + tail):

@@ -27,6 +27,10 @@ class BoostSettings:
     max_depth: int | None = None  # 1 = decision stumps (paper §3.4); None = grown until no leaf reaches Θ
     epsilon: float = 1e-8
     checkpoint_every: int = 50  # keep the margin vector every N iterations (SQL weights at any iteration)
+    # Leaf smoothing (issue #11): ε^t = epsilon + smoothing × the mean weight of a candidate example at
+    # iteration t (Σ w / Σ m). Schapire & Singer (1999) suggest ε = 1/(2N) for weights summing to 1,
+    # i.e. smoothing = 0.5. 0 keeps the paper's fixed ε.
+    smoothing: float = 0.0
 
     def __post_init__(self) -> None:
         if self.loss not in LOSSES:
@@ -35,6 +39,8 @@ class BoostSettings:
             raise ConfigurationError(f"max_depth must be at least 1, got {self.max_depth}")
         if not self.epsilon > 0:
             raise ConfigurationError(f"epsilon must be positive, got {self.epsilon}")
+        if not (self.smoothing >= 0 and math.isfinite(self.smoothing)):
+            raise ConfigurationError(f"smoothing must be a non-negative number, got {self.smoothing}")
         if self.checkpoint_every < 1:
             raise ConfigurationError(f"checkpoint_every must be at least 1, got {self.checkpoint_every}")
 
@@ -44,6 +50,12 @@ class BoostSettings:
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> BoostSettings:
         return cls(**values)
+
+    def leaf_epsilon(self, weights: np.ndarray, multiplicity: np.ndarray) -> float:
+        """ε of this iteration's leaf confidences."""
+        if self.smoothing == 0:
+            return self.epsilon
+        return self.epsilon + self.smoothing * float(weights.sum()) / float(multiplicity.sum())
 
 
 @dataclass
@@ -102,7 +114,7 @@ class Booster:
         weights = self.weights()
         loss_before = self.loss()
         tree = grow_tree(self.indptr, self.indices, self.n_features, self.positive, weights, self.multiplicity,
-                         self.theta, self.settings.max_depth, self.settings.epsilon)
+                         self.theta, self.settings.max_depth, self.settings.leaf_epsilon(weights, self.multiplicity))
         search_seconds = time.perf_counter() - start
         if tree.splits == 0:
             return None

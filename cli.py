@@ -340,9 +340,13 @@ def _skip_bad_refused(ctx: click.Context, param: click.Parameter, value: bool) -
               help="Words seen fewer times in training become UNK (1 keeps the full vocabulary).")
 @click.option("--skip-step", "skip_steps", multiple=True, type=click.Choice(_step_names()),
               help="Switch off a preprocessing step (repeatable).")
+@click.option("--constraints/--no-constraints", default=False, show_default=True,
+              help="Candidate constraints: no span beginning or ending with punctuation, ROOT only over a "
+                   "single item (no gold tree needs either after preprocessing).")
 @click.option("--skip-bad", is_flag=True, hidden=True, expose_value=False, callback=_skip_bad_refused)
 def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], max_words: int, seed: int,
-                    context: int, max_children: int, vocab_min: int, skip_steps: tuple[str, ...]) -> None:
+                    context: int, max_children: int, vocab_min: int, skip_steps: tuple[str, ...],
+                    constraints: bool) -> None:
     """Read and preprocess the treebank and store every training example with its features.
 
     One seeded random bottom-up path per training tree; every candidate at every state on it
@@ -360,7 +364,8 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], ma
     from clparse.store.prepare import PrepareSettings, prepare
 
     settings = PrepareSettings(max_words=max_words, seed=seed, max_children=max_children, vocab_min=vocab_min,
-                               features=FeatureConfig(context=context), skip_steps=tuple(skip_steps))
+                               features=FeatureConfig(context=context), skip_steps=tuple(skip_steps),
+                               constraints=constraints)
     bar: Progress | None = None
 
     def start(total: int) -> None:
@@ -493,16 +498,19 @@ class _StopFlag:
 @click.option("--checkpoint-every", type=click.IntRange(min=1), default=50, show_default=True,
               help="Keep the margin vector every N iterations (weights of other iterations are rebuilt "
                    "from the trees when queried).")
+@click.option("--smoothing", type=click.FloatRange(min=0.0), default=0.0, show_default=True,
+              help="Leaf smoothing: ε = 1e-8 + S × the mean weight of a candidate example, so a leaf holding a "
+                   "few examples gets a modest confidence (0.5 is Schapire & Singer's ε = 1/2N; 0: the paper's).")
 def train_command(db: Path, labels: str | None, until_theta: float | None, max_iterations: int | None,
                   max_splits: int | None, jobs: int, stumps: bool, max_depth: int | None, loss: str,
-                  checkpoint_every: int) -> None:
+                  checkpoint_every: int, smoothing: float) -> None:
     """Boost each label's decision trees (paper §2.1.2-2.1.3), resumably.
 
     Every iteration (tree, Θ, loss, weights checkpoint) is committed in one transaction: Ctrl-C or
     SIGTERM stops after the current iteration, a kill loses at most the iteration in flight, and
     running the same command again resumes every label where it stopped, with trees identical to
-    an uninterrupted run. Settings (--loss, --stumps, --max-depth, --checkpoint-every) are fixed
-    per label at its first iteration. Watch a run with `clparse status`.
+    an uninterrupted run. Settings (--loss, --stumps, --max-depth, --checkpoint-every, --smoothing) are
+    fixed per label at its first iteration. Watch a run with `clparse status`.
     """
     from clparse.boost import BoostSettings
     from clparse.train import StopRule, train
@@ -510,7 +518,8 @@ def train_command(db: Path, labels: str | None, until_theta: float | None, max_i
 
     if stumps and max_depth not in (None, 1):
         raise click.UsageError("--stumps means --max-depth 1")
-    settings = BoostSettings(loss=loss, max_depth=1 if stumps else max_depth, checkpoint_every=checkpoint_every)
+    settings = BoostSettings(loss=loss, max_depth=1 if stumps else max_depth, checkpoint_every=checkpoint_every,
+                             smoothing=smoothing)
     chosen = [x.strip() for x in labels.split(",") if x.strip()] if labels else None
     chosen, rule = resolve(db, chosen, StopRule(until_theta, max_iterations, max_splits), settings)
     click.echo(f"training {len(chosen)} label(s) {rule.describe()}, {jobs} at a time; Ctrl-C pauses", err=True)

@@ -343,10 +343,13 @@ def _skip_bad_refused(ctx: click.Context, param: click.Parameter, value: bool) -
 @click.option("--constraints/--no-constraints", default=False, show_default=True,
               help="Candidate constraints: no span beginning or ending with punctuation, ROOT only over a "
                    "single item (no gold tree needs either after preprocessing).")
+@click.option("--unknown-words", type=click.Choice(["unk", "signatures"]), default="unk", show_default=True,
+              help="Rare words (below --vocab-min) become one UNK, or an UNK signature of their shape and "
+                   "suffix (UNK-Cap, UNK-num, UNK-ly, ...).")
 @click.option("--skip-bad", is_flag=True, hidden=True, expose_value=False, callback=_skip_bad_refused)
 def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], max_words: int, seed: int,
                     context: int, max_children: int, vocab_min: int, skip_steps: tuple[str, ...],
-                    constraints: bool) -> None:
+                    constraints: bool, unknown_words: str) -> None:
     """Read and preprocess the treebank and store every training example with its features.
 
     One seeded random bottom-up path per training tree; every candidate at every state on it
@@ -365,7 +368,7 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], ma
 
     settings = PrepareSettings(max_words=max_words, seed=seed, max_children=max_children, vocab_min=vocab_min,
                                features=FeatureConfig(context=context), skip_steps=tuple(skip_steps),
-                               constraints=constraints)
+                               constraints=constraints, unknown_words=unknown_words)
     bar: Progress | None = None
 
     def start(total: int) -> None:

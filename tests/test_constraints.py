@@ -124,3 +124,27 @@ def test_search_with_constraints_builds_root_over_one_item() -> None:
                 if not node.is_leaf:
                     assert node.children[0].label != "," and node.children[-1].label != ","
                     stack.extend(node.children)
+
+
+def test_unknown_word_signatures_are_a_stored_setting(tmp_path: Path) -> None:
+    from clparse.rebuild.model import run_vocabulary
+    from clparse.store.access import TrainingData
+    from clparse.store.database import init_database
+    from clparse.store.prepare import prepare
+
+    db = tmp_path / "signatures.sqlite"
+    init_database(db)
+    prepare(db, [sample_path("train")], [sample_path("dev")], PrepareSettings(unknown_words="signatures"))
+    data = TrainingData(db)
+    settings = data.config["settings"]
+    assert settings["unknown_words"] == "signatures"
+    with data.engine.connect() as connection:
+        values = {row[0] for row in connection.exec_driver_sql(
+            "SELECT value FROM features WHERE property = 'headword' AND value LIKE 'UNK%'")}
+        words = [tuple(row) for row in connection.exec_driver_sql("SELECT word, count FROM vocabulary")]
+    assert "UNK" in values and {"UNK-Cap", "UNK-num"} <= values  # shapes reached the stored features
+    vocabulary = run_vocabulary(settings, words)  # what the parser normalizes with
+    assert vocabulary.signatures and vocabulary.normalize("Zyxwv") == "UNK-Cap"
+    assert not run_vocabulary({"vocab_min": 5}, words).signatures  # a run from before the setting
+    with pytest.raises(ConfigurationError):
+        PrepareSettings(unknown_words="shapes")

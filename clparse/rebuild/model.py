@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import sqlalchemy as sa
@@ -111,6 +113,11 @@ def trees_at_theta(connection: sa.Connection, theta: float) -> tuple[dict[str, i
     return counts, missing
 
 
+def run_vocabulary(settings: dict[str, Any], rows: Sequence[tuple[str, int]]) -> Vocabulary:
+    """The run's vocabulary as ``prepare`` normalized words with it (runs before signatures had none)."""
+    return Vocabulary.from_rows(rows, settings["vocab_min"], settings.get("unknown_words") == "signatures")
+
+
 def usable_range(connection: sa.Connection) -> str:
     """Which Θ̂ give a parser with trees, said as a sentence (for error messages)."""
     it, lt = schema.iterations, schema.label_training
@@ -149,7 +156,7 @@ def load_model(db: str | Path, theta: float) -> ParserModel:
                                    .where(schema.vocabulary.c.run_id == run["id"])).all()
     engine.dispose()
     settings = config["settings"]
-    return ParserModel(theta, ensembles, feature_ids, Vocabulary.from_rows(words, settings["vocab_min"]),
+    return ParserModel(theta, ensembles, feature_ids, run_vocabulary(settings, words),
                        FeatureConfig.from_dict(settings["features"]), settings["max_children"], db,
                        bool(settings.get("constraints", False)))
 

@@ -40,6 +40,7 @@ from clparse.store.database import check_database
 from clparse.store.engine import make_engine
 from clparse.store.tagger import ensure_tagger
 
+UNKNOWN_WORDS = ("unk", "signatures")
 CHUNK_ROWS = 65_536  # rows per feature-matrix blob: ~30 MB, well under SQLite's 1 GB blob limit
 
 
@@ -52,12 +53,16 @@ class PrepareSettings:
     features: FeatureConfig = field(default_factory=FeatureConfig)
     skip_steps: tuple[str, ...] = ()
     constraints: bool = False  # no punctuation at a span edge, ROOT only unary (issue #11)
+    unknown_words: str = "unk"  # rare words: one "unk", or "signatures" (shape and suffix, issue #11)
 
     def __post_init__(self) -> None:
         if self.max_children < 1:
             raise ConfigurationError(f"max_children must be at least 1, got {self.max_children}")
         if self.vocab_min < 1:
             raise ConfigurationError(f"vocab_min must be at least 1, got {self.vocab_min}")
+        if self.unknown_words not in UNKNOWN_WORDS:
+            raise ConfigurationError(f"unknown_words must be one of {', '.join(UNKNOWN_WORDS)}, "
+                                     f"got {self.unknown_words!r}")
         if self.constraints and "raise_punctuation" in self.skip_steps:
             raise ConfigurationError("candidate constraints need the raise_punctuation step: without it gold "
                                      "phrases may begin or end with punctuation")
@@ -97,7 +102,7 @@ def _sha256(path: Path) -> str:
 
 # Settings added after the first release enter the digest only when they differ from the behaviour
 # before they existed, so a database prepared then is still recognised as "the same inputs".
-LATER_SETTINGS = {"constraints": False}
+LATER_SETTINGS: dict[str, object] = {"constraints": False, "unknown_words": "unk"}
 
 
 def input_digest(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings) -> str:
@@ -221,7 +226,8 @@ def _prepare_in(connection: sa.Connection, digest: str, files: Sequence[tuple[st
     """Read, generate and write the whole run inside the caller's transaction."""
     kept, file_trees = _read(files, settings, summary)
     train = kept["train"]
-    vocabulary = Vocabulary.build((w for p in train for w in p.tree.words()), settings.vocab_min)
+    vocabulary = Vocabulary.build((w for p in train for w in p.tree.words()), settings.vocab_min,
+                                  settings.unknown_words == "signatures")
     labels = sorted({node.label for p in train for node in p.tree.phrases()})
     config = {"settings": settings.to_dict(), "preprocess": settings.preprocess_config().to_dict(),
               "labels": labels}

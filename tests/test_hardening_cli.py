@@ -489,3 +489,52 @@ def test_eval_reads_an_empty_line_parse_as_an_empty_parse(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr
     assert done.stderr == "warning: 1 empty parse(s) skipped, as EVALB does\n"
     assert '"skipped_sentences": 1' in done.stdout
+
+
+def children_of(pid: int) -> list[int]:
+    """Live (not zombie) processes whose parent is ``pid``, from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2:].split()[0] != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+def test_killing_the_parent_while_workers_start_leaves_no_orphans(db_copy: Path) -> None:
+    """SIGKILL the trainer as soon as its workers exist (they are still importing numba): none may go on
+    to train its label (before, they trained to the end and kept their labels claimed)."""
+    process = subprocess.Popen([str(BIN / "clparse"), "train", "--db", str(db_copy), "--jobs", "2",
+                                "--until-theta", "0.05"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               env=ENV)
+    deadline = time.monotonic() + 120
+    workers: list[int] = []
+    while not workers and time.monotonic() < deadline and process.poll() is None:
+        workers = children_of(process.pid)
+        time.sleep(0.01)
+    assert workers, "no worker process was seen"
+    process.kill()
+    process.wait()
+    trees = "SELECT count(*) FROM iterations"
+    (before,), = read_rows(db_copy, trees)
+    deadline = time.monotonic() + 240
+    while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(alive(pid) for pid in workers), "orphan workers still running"
+    (after,), = read_rows(db_copy, trees)
+    assert after - before <= len(workers), f"orphans trained {after - before} more trees"  # ≤ 1 in flight each

@@ -296,3 +296,21 @@ def test_cli_warns_about_a_greedy_completion_at_the_pop_cap(trained_db: Path) ->
     assert ("warning: sentence 1: no complete parse within 1 popped states: completed greedily "
             "(raise --max-pops to search further)") in result.stderr
     assert "parsed 1 sentence(s); 0 flat fallback(s); 1 completed greedily at the pop cap" in result.stderr
+
+
+# Measured when this floor was set (sample model of conftest.trained_db, its 20 dev sentences <= 15
+# words, gold tags, Θ̂ = 3.5): F1 69.57 greedy, 72.73 at beam 100. Training is deterministic, so the
+# figures only move when the code does; the margin leaves room for deliberate small changes.
+QUALITY_FLOOR = {1: 66.0, 100: 69.0}
+
+
+@pytest.mark.parametrize("beam", sorted(QUALITY_FLOOR))
+def test_quality_floor_on_the_sample_dev_set(trained_db: Path, beam: int) -> None:
+    from clparse.calibrate.run import dev_trees
+    from clparse.evaluate import EvalbParams, evaluate
+
+    gold = dev_trees(trained_db)
+    parser = Parser.from_db(trained_db, theta=3.5, beam=beam)
+    test = [parser.parse_tagged([(w, t) for w, t in g.tagged_words() if t != "-NONE-"]).tree for g in gold]
+    f1 = evaluate(gold, test, EvalbParams()).all.f1
+    assert f1 >= QUALITY_FLOOR[beam], f"sample dev F1 {f1:.2f} fell below the floor {QUALITY_FLOOR[beam]}"

@@ -529,25 +529,24 @@ def train_command(db: Path, labels: str | None, until_theta: float | None, max_i
     flag = _StopFlag()
     flag.install()
 
+    from clparse.progress import TrainingProgress
+
+    # On a terminal: labels done out of the total and the labels in flight; logs get the summary only.
+    bar = TrainingProgress(len(chosen))
+
     def show(label: str, result: Any) -> None:
-        click.echo(f"\r{label:<7} iteration {result.iteration:>5}  Θ {result.theta:<10.4g} splits "
-                   f"{result.tree.splits:>3}  loss {result.loss_after:<12.6g} {result.seconds:6.2f} s/it ",
-                   nl=False, err=True)
+        bar.iteration(label, result.iteration, result.theta)
 
     def poll() -> None:
         from clparse.train import label_status
 
-        rows = [r for r in label_status(db) if r.label in chosen and r.state == "training"]
-        text = "  ".join(f"{r.label}:{r.iteration}/Θ{r.theta:.3g}" for r in rows if r.theta is not None)
-        click.echo(f"\r{text[:150]:<150}", nl=False, err=True)
+        rows = [r for r in label_status(db) if r.label in chosen]
+        finished = sum(r.state not in ("training", "pending") for r in rows)
+        bar.poll(finished, {r.label: (r.iteration, r.theta) for r in rows if r.state == "training"})
 
-    from clparse.progress import is_terminal
-
-    live = is_terminal(sys.stderr)  # the live line is for a person watching; logs get the summary only
-    summary = train(db, chosen, settings, rule, jobs, should_stop=flag, on_iteration=show if live else None,
-                    on_poll=poll if live else None)
-    if live:
-        click.echo("", err=True)
+    summary = train(db, chosen, settings, rule, jobs, should_stop=flag, on_iteration=show if bar.enabled else None,
+                    on_poll=poll if bar.enabled else None)
+    bar.finish(sum(state not in ("paused", "refused") for state in summary.states.values()))
     from clparse.train import format_status, label_status
 
     click.echo(format_status([r for r in label_status(db) if r.label in chosen]))

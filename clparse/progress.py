@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import IO
+from typing import IO, TypeVar
+
+_P = TypeVar("_P", bound="Progress")
 
 
 def is_terminal(stream: IO[str]) -> bool:
@@ -36,7 +38,7 @@ class Progress:
         self._drawn = 0.0
         self._width = 0
 
-    def __enter__(self) -> Progress:
+    def __enter__(self: _P) -> _P:
         return self
 
     def __exit__(self, *_: object) -> None:
@@ -79,3 +81,35 @@ class Progress:
             self.stream.write("\n")
             self.stream.flush()
             self._width = 0
+
+
+class TrainingProgress(Progress):
+    """Labels trained out of the total, and what the labels in flight are doing.
+
+    With one process, labels train one after another: a new name in :meth:`iteration` means the
+    previous label is done. With several, :meth:`poll` counts finished labels from the database.
+    """
+
+    def __init__(self, labels: int, stream: IO[str] | None = None, enabled: bool | None = None) -> None:
+        super().__init__("training", labels, "labels", stream, enabled)
+        self._current: str | None = None
+
+    def iteration(self, label: str, iteration: int, theta: float) -> None:
+        if label != self._current:
+            if self._current is not None:
+                self.done += 1
+            self._current = label
+        self.update(0, f"{label} iteration {iteration}, Θ {theta:.4g}")
+
+    def poll(self, finished: int, running: dict[str, tuple[int, float | None]]) -> None:
+        """``finished`` labels done; ``running``: label -> (iteration, Θ) of those training now."""
+        self.done = finished
+        note = "  ".join(f"{label} {it}/Θ {theta:.3g}" if theta is not None else f"{label} starting"
+                         for label, (it, theta) in running.items())
+        self.update(0, note)
+
+    def finish(self, finished: int) -> None:
+        """The run is over: ``finished`` labels are done (the rest paused or were left alone)."""
+        self.done = finished
+        self.update(0)
+        self.close()

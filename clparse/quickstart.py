@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from clparse.data import sample_path
-from clparse.progress import Progress
+from clparse.progress import Progress, TrainingProgress
 
 #: Training stops here on the sample: Θ falls with the number of examples (about 28 k per label here,
 #: against about 1 M on all of GUM), so the sample's Θ scale is much smaller.
@@ -51,19 +51,10 @@ def run_quickstart(echo: Callable[[str], object] = print, db: Path = Path("db/qu
                        "ORDER BY positives DESC LIMIT 5"))
 
     echo(f"== 2. train every label: clparse train --db {db} --until-theta {until_theta:g}")
-    labels = [row.label for row in label_status(db)]
-    with Progress("training", len(labels), "labels", stream) as bar:
-        seen: set[str] = set()
-
-        def iteration(label: str, result: Any) -> None:
-            if label not in seen:  # the labels train one after another: a new name means one more done
-                if seen:
-                    bar.update()
-                seen.add(label)
-            bar.update(0, f"{label} iteration {result.iteration}, Θ {result.theta:.3g}")
-
-        summary = train(db, rule=StopRule(until_theta=until_theta), on_iteration=iteration)
-        bar.update(len(labels) - bar.done)
+    with TrainingProgress(len(label_status(db)), stream) as training:
+        summary = train(db, rule=StopRule(until_theta=until_theta),
+                        on_iteration=lambda label, r: training.iteration(label, r.iteration, r.theta))
+        training.finish(len(summary.states))
     echo(format_status(label_status(db)))
     for label, error in summary.failures.items():
         echo(f"warning: {label} failed: {error}")

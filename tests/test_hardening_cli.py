@@ -348,7 +348,9 @@ def test_parse_on_a_damaged_database_is_one_line(damaged_db: Path) -> None:
 def test_damage_met_while_reading_is_one_line(db_copy: Path) -> None:
     """Through APSW (sql) and through SQLAlchemy (status): SQLITE_CORRUPT becomes the same line."""
     damage(db_copy, "label_training")
-    for args in (["sql", "--db", db_copy, "SELECT count(*) FROM label_training"], ["status", "--db", db_copy]):
+    commands: list[list[str | Path]] = [["sql", "--db", db_copy, "SELECT count(*) FROM label_training"],
+                                        ["status", "--db", db_copy]]
+    for args in commands:
         done = clparse(*args)
         assert one_error(done) == f"Error: {db_copy}: {DAMAGED}"
         assert "Background on this error" not in done.stderr and "[SQL:" not in done.stderr
@@ -538,3 +540,12 @@ def test_killing_the_parent_while_workers_start_leaves_no_orphans(db_copy: Path)
     assert not any(alive(pid) for pid in workers), "orphan workers still running"
     (after,), = read_rows(db_copy, trees)
     assert after - before <= len(workers), f"orphans trained {after - before} more trees"  # ≤ 1 in flight each
+
+
+def test_train_shows_labels_done_on_a_terminal(db_copy: Path) -> None:
+    status, _, shown = run_on_terminal([str(BIN / "clparse"), "train", "--db", str(db_copy), "--labels", "ADVP,ADJP",
+                                        "--until-theta", "2.5"], "", ENV)
+    assert status == 0, shown
+    assert "training: 2/2 labels (100 %)" in shown
+    done = clparse("train", "--db", db_copy, "--labels", "ADVP,ADJP", "--until-theta", "2")
+    assert done.returncode == 0 and "training:" not in done.stderr  # a log gets no progress lines

@@ -413,9 +413,9 @@ def sql_command(db: Path, query: str | None, as_csv: bool, as_json: bool, write:
     """Run QUERY on the database, or open an interactive SQL shell without one.
 
     QUERY may hold several statements (each one's rows are printed in turn) and may start with a
-    `-- comment`, so the README's examples can be pasted as they are. Read-only unless --write:
-    then nothing is written anywhere (no ATTACH or VACUUM INTO, no setting pragmas, and the shell
-    has no .open, .backup, .output, .py or .shell). See the README for ready-made queries.
+    `-- comment`, so the README's examples can be pasted as they are. Without --write nothing is
+    written anywhere: no ATTACH or VACUUM INTO, no pragma that sets something, and the shell has
+    no .open, .backup, .output, .py or .shell. See the README for ready-made queries.
     """
     from clparse.store.database import quick_check
     from clparse.store.sql import interactive_shell, run_query
@@ -428,7 +428,7 @@ def sql_command(db: Path, query: str | None, as_csv: bool, as_json: bool, write:
     click.echo(run_query(db, query, fmt="csv" if as_csv else "json" if as_json else "table", write=write), nl=False)
 
 
-@main.command("backup")
+@main.command("backup", short_help="Copy the database to a new file (safe while training runs).")
 @DB_OPTION
 @click.argument("target", type=click.Path(dir_okay=False, path_type=Path))
 def backup_command(db: Path, target: Path) -> None:
@@ -443,7 +443,7 @@ def backup_command(db: Path, target: Path) -> None:
     click.echo(f"{db} backed up to {target} ({size / 1e6:,.1f} MB)")
 
 
-@main.command("check")
+@main.command("check", short_help="Check the database file for damage.")
 @DB_OPTION
 def check_command(db: Path) -> None:
     """Check the database file for damage (SQLite's integrity check); exit status 1 if damaged."""

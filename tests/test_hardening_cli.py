@@ -444,12 +444,31 @@ def test_a_second_trainer_leaves_claimed_labels_alone_and_trains_the_others(db_c
 def test_trainer_alive_tells_a_reused_pid_apart() -> None:
     from datetime import datetime, timezone
 
-    from clparse.train.label import trainer_alive
+    from clparse.train.process import claim_note, trainer_alive
 
     me = os.getpid()
     assert trainer_alive(me, datetime.now(timezone.utc).isoformat(timespec="seconds"))
     assert not trainer_alive(me, "2000-01-01T00:00:00+00:00")  # this process started long after that claim
     assert not trainer_alive(None, None)
+    # A claim written on another host cannot be judged from here: it holds (the safe side).
+    assert trainer_alive(me, "2000-01-01T00:00:00+00:00", "training on some-other-host as pid 12")
+    assert not trainer_alive(me, "2000-01-01T00:00:00+00:00", claim_note())  # this host: judged as above
+
+
+def test_a_claim_names_its_host_and_pid(db_copy: Path) -> None:
+    """While a label trains, its message says where (status --json shows it; a refusal quotes it)."""
+    import socket
+
+    from clparse.store.training import TrainingStore
+    from clparse.train.process import claim_note, trainer_alive
+
+    store = TrainingStore(db_copy)
+    settings = store.state("ADVP").settings
+    store.claim("ADVP", settings, trainer_alive, claim_note())
+    store.engine.dispose()
+    (message,), = read_rows(db_copy, "SELECT t.message FROM label_training t JOIN labels l ON l.id = t.label_id "
+                                     "WHERE l.name = 'ADVP'")
+    assert message == f"training on {socket.gethostname()} as pid {os.getpid()}"
 
 
 # ----------------------------------------------------------------------------- 2. worker start-up

@@ -142,11 +142,13 @@ class TrainingStore:
         theta = math.inf if row["theta"] is None else float(row["theta"])
         return LabelState(int(row["iteration"]), theta, margins, row["state"], stored)
 
-    def claim(self, label: str, settings: BoostSettings, alive: Callable[[int | None, str | None], bool]) -> None:
+    def claim(self, label: str, settings: BoostSettings, alive: Callable[[int | None, str | None, str | None], bool],
+              note: str | None = None) -> None:
         """Mark the label as trained by this process, atomically (``BEGIN IMMEDIATE``).
 
-        Refused if another live process holds it (``alive(pid, updated_at)``: the pid and the time
-        its trainer last wrote, so a reused pid is told apart); a new label gets its state row here.
+        Refused if another live process holds it (``alive(pid, updated_at, message)``: the pid, the
+        time its trainer last wrote, so a reused pid is told apart, and the claim's ``note`` naming
+        its host); a new label gets its state row here.
         """
         label_id = self.label_id(label)
         lt = schema.label_training
@@ -155,23 +157,25 @@ class TrainingStore:
             raw = connection.connection.dbapi_connection
             raw.apsw.execute("BEGIN IMMEDIATE")  # type: ignore[union-attr]  # check and write under one lock
             try:
-                row = connection.execute(sa.select(lt.c.state, lt.c.pid, lt.c.updated_at)
+                row = connection.execute(sa.select(lt.c.state, lt.c.pid, lt.c.updated_at, lt.c.message)
                                          .where(lt.c.label_id == label_id)).first()
                 if row is not None and row.state == "training" and row.pid != os.getpid() \
-                        and alive(row.pid, row.updated_at):
-                    raise LabelClaimedError(f"label {label} is being trained by process {row.pid}; stop it "
-                                            "first (or wait for it)")
+                        and alive(row.pid, row.updated_at, row.message):
+                    # Quote the claim's own note (host, pid), not a message left by an earlier stop.
+                    where = f" ({row.message})" if (row.message or "").startswith("training on ") else ""
+                    raise LabelClaimedError(f"label {label} is being trained by process {row.pid}{where}; stop "
+                                            "it first (or wait for it)")
                 if row is None:  # the state before iteration 1: all margins zero, one per distinct example
                     examples = connection.execute(sa.select(schema.labels.c.examples).where(
                         schema.labels.c.id == label_id)).scalar_one()
                     connection.execute(lt.insert().values(
                         label_id=label_id, settings_json=json.dumps(settings.to_dict(), sort_keys=True),
                         state="training", iteration=0, theta=None, loss=0.0, splits=0, pid=os.getpid(),
-                        started_at=stamp, updated_at=stamp,
+                        message=note, started_at=stamp, updated_at=stamp,
                         margins_float64=np.zeros(examples, dtype="<f8").tobytes()))
                 else:
                     connection.execute(lt.update().where(lt.c.label_id == label_id).values(
-                        state="training", pid=os.getpid(), message=None, updated_at=stamp))
+                        state="training", pid=os.getpid(), message=note, updated_at=stamp))
                 connection.commit()
             except BaseException:
                 connection.rollback()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from clparse.boost.booster import Booster, BoostSettings, IterationResult
 from clparse.store.training import TrainingStore
-from clparse.train.process import pid_alive, trainer_alive
+from clparse.train.process import claim_note, pid_alive, trainer_alive
 from clparse.train.stopping import StopRule
 
 __all__ = ["pid_alive", "train_label", "trainer_alive"]
@@ -31,7 +31,7 @@ def train_label(db: str | Path, label: str, settings: BoostSettings, rule: StopR
         if state.state is not None:
             store.finish(label, "stopped", reason)
         return "stopped"
-    store.claim(label, settings, trainer_alive)  # atomic: a second trainer of the same label is refused here
+    store.claim(label, settings, trainer_alive, claim_note())  # atomic: a second trainer is refused here
     try:
         problem = store.load_problem(label)
         state = store.state(label, settings)

@@ -3,8 +3,20 @@
 from __future__ import annotations
 
 import os
+import re
+import socket
 from datetime import datetime
 from pathlib import Path
+
+
+def claim_note() -> str:
+    """What a trainer writes into its label's ``message`` when it claims it: host and pid."""
+    return f"training on {socket.gethostname()} as pid {os.getpid()}"
+
+
+def _claim_host(message: str | None) -> str | None:
+    match = re.fullmatch(r"training on (\S+) as pid \d+", message or "")
+    return match.group(1) if match else None
 
 
 def pid_alive(pid: int | None) -> bool:
@@ -32,13 +44,18 @@ def process_started(pid: int) -> float | None:
         return None
 
 
-def trainer_alive(pid: int | None, since: str | None) -> bool:
+def trainer_alive(pid: int | None, since: str | None, message: str | None = None) -> bool:
     """Is the trainer that recorded ``pid`` at time ``since`` (ISO stamp, whole seconds) still running?
 
     A pid alone is not enough: after a reboot or in a container the number is reused by unrelated
     processes. The trainer started before it wrote ``since``, so a live process with that pid that
     started later is another process, and the trainer is dead. (Stamps are whole seconds: 1 s slack.)
+    A claim written on another host (``message`` from :func:`claim_note`) cannot be checked from
+    here: it is taken as alive, the safe side.
     """
+    host = _claim_host(message)
+    if host is not None and host != socket.gethostname():
+        return pid is not None
     if not pid_alive(pid):
         return False
     assert pid is not None

@@ -39,7 +39,7 @@ def label_status(db: str | Path) -> list[LabelStatus]:
     for name, iteration, theta, splits, loss, eps, state, updated, message, pid in rows:
         if state is None:
             state = "pending"
-        elif state == "training" and not trainer_alive(pid, updated):
+        elif state == "training" and not trainer_alive(pid, updated, message):
             state, message = "interrupted", "its process is gone (killed?); run `clparse train` to resume"
         out.append(LabelStatus(name, iteration or 0, theta, splits or 0, loss, eps, state, updated, message))
     return out

@@ -29,10 +29,8 @@ def candidate_features(frontier: Sequence[Item], first: int, end: int, head: int
     ids = items.frontier(frontier)
     space = FeatureSpace(config or FeatureConfig(), items.symbols)
     codes = np.empty(row_capacity(end - first, items.size), dtype=np.int64)
-    label, tag, word, start, end_, nkids, kids = items.arrays()
-    count = emit_head_free(codes, ids, len(ids), first, end, space.flags, label, tag, word, start, end_, nkids,
-                           kids, space.v)
+    count = emit_head_free(codes, ids, len(ids), first, end, space.flags, items.arrays(), space.counts, space.v)
     if head is not None:
-        count = emit_head_dependent(codes, count, ids, first, end, head, space.flags, label, tag, word, start,
-                                    end_, nkids, kids, space.v)
+        count = emit_head_dependent(codes, count, ids, first, end, head, space.flags, items.arrays(), space.counts,
+                                    space.v)
     return {feature_text(space.key(int(c))) for c in codes[:count]}

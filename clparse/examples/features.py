@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from clparse.errors import ConfigurationError
-from clparse.examples.kernel import N_SLOTS, slot_names
+from clparse.examples.kernel import MAX_COUNT, N_SLOTS, count_bucket, slot_names
 from clparse.examples.symbols import SymbolTable
 
 NONE = "<none>"
@@ -50,6 +50,11 @@ class FeatureConfig:
     grandchild: bool = True
     exists: bool = True
     exists_terminal: bool = True
+    # Richer templates (issue #11), off unless asked for (runs before them had none):
+    child_extra: bool = False  # child[second], [second-to-last], [head-2], [head+2]
+    head_of_child: bool = False  # grandchild[first.head], [last.head], [head.head]
+    context_exists: bool = False  # exists[left-context], exists[right-context] over the context items
+    length: bool = False  # length[children], length[terminals], bucketed
 
     def __post_init__(self) -> None:
         if not 0 <= self.context <= 5:
@@ -68,6 +73,11 @@ class FeatureConfig:
 
 
 FeatureKey = tuple[str, str, str, str]
+COUNT = "count"  # the property of the length template
+
+
+def property_name(template: str, prop: int) -> str:
+    return COUNT if template == "length" else PROPERTIES[prop]
 
 
 def feature_text(key: FeatureKey) -> str:
@@ -90,8 +100,13 @@ class FeatureSpace:
         self.symbols = symbols
         self.v = max(room or 0, len(symbols), 1)
         self.flags = np.array([config.context, config.child, config.grandchild, config.exists,
-                               config.exists_terminal], dtype=np.int64)
+                               config.exists_terminal, config.child_extra, config.head_of_child,
+                               config.context_exists, config.length], dtype=np.int64)
         self.slots = slot_names()
+        # Symbols of the length buckets, index = count (registered before the code space is sized).
+        self.counts = np.array([symbols.add(count_bucket(k)) if config.length else 0 for k in range(MAX_COUNT + 1)],
+                               dtype=np.int32)
+        self.v = max(self.v, len(symbols))
         self.table = np.full(N_SLOTS * 3 * self.v, -1, dtype=np.int32)
         self.keys = np.zeros(1024, dtype=np.int64)
         self.counter = np.zeros(2, dtype=np.int64)  # [next feature id, next row id] (kernels update it)
@@ -123,7 +138,7 @@ class FeatureSpace:
         slot_prop, symbol = divmod(int(code), self.v)
         slot, prop = divmod(slot_prop, 3)
         template, item = self.slots[slot]
-        return template, item, PROPERTIES[prop], self.symbols.strings[symbol]
+        return template, item, property_name(template, prop), self.symbols.strings[symbol]
 
     def id_keys(self) -> list[FeatureKey]:
         """The key of every assigned id, by id."""
@@ -134,7 +149,7 @@ class FeatureSpace:
         template, item, prop, value = key
         try:
             slot = self.slots.index((template, item))
-            p = PROPERTIES.index(prop)
+            p = 0 if template == "length" and prop == COUNT else PROPERTIES.index(prop)
         except ValueError:
             return None
         symbol = self.symbols.get(value)

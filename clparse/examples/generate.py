@@ -54,13 +54,17 @@ def widest_phrase(tree: Tree) -> int:
 
 
 def obeys_constraints(tree: Tree) -> bool:
-    """Can the candidate constraints build this gold tree: ROOT unary, and no phrase with punctuation at an
-    edge unless it holds nothing else?"""
-    tags = [t for _, t in tree.tagged_words()]
+    """Can the candidate constraints build this gold tree: ROOT unary, and no phrase whose first or last
+    child is a punctuation terminal unless the phrase holds nothing but punctuation?"""
     if tree.label == ROOT_LABEL and len(tree.children) != 1:
         return False
-    return not any(label != ROOT_LABEL and (tags[s] in PUNCTUATION_TAGS or tags[e - 1] in PUNCTUATION_TAGS)
-                   and not all(t in PUNCTUATION_TAGS for t in tags[s:e]) for s, e, label in tree.labeled_spans())
+
+    def punctuation_leaf(node: Tree) -> bool:
+        return node.is_preterminal and node.label in PUNCTUATION_TAGS
+
+    return not any(node.label != ROOT_LABEL
+                   and (punctuation_leaf(node.children[0]) or punctuation_leaf(node.children[-1]))
+                   and not all(t in PUNCTUATION_TAGS for _, t in node.tagged_words()) for node in tree.phrases())
 
 
 def walk_randomly(oracle: Oracle, seed: int, sentence: int,
@@ -264,7 +268,7 @@ class ExampleGenerator:
         n_cand, n_new, n_nz = state_examples(
             frontier, self.space.flags, k, self.label_symbols, self.root, self.rules.refresh(), self.rules.root_unary,
             correct, items.arrays(),
-            self.heads.arrays(), self.space.v, self.space.table, self.space.keys, counter, self.examples.row_ids,
+            self.heads.arrays(), self.space.v, self.space.counts, self.space.table, self.space.keys, counter, self.examples.row_ids,
             cache.lookup, cache.windows, cache.values, cache.entries,
             self._buffer("codes", row_size, np.int64), self._buffer("ids", row_size, np.int32),
             self._buffer("children", k, np.int32), self._buffer("label", candidates, np.int16),

@@ -92,8 +92,8 @@ class ItemTable:
         return out
 
     def arrays(self) -> tuple[np.ndarray, ...]:
-        """What the kernels take, in their argument order: label, tag, word, start, end, nkids, kids."""
-        return self.label, self.tag, self.word, self.start, self.end, self.nkids, self.kids
+        """What the kernels take, in their argument order: label, tag, word, start, end, nkids, kids, head."""
+        return self.label, self.tag, self.word, self.start, self.end, self.nkids, self.kids, self.head
 
 
 class WindowCache:

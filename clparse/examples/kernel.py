@@ -92,11 +92,26 @@ CONTEXT_RIGHT = 10  # right-1 .. right-5 are 10..14
 GRAND = 15  # first.first, first.last, last.first, last.last, head.first, head.last: 15..20
 EXISTS = 21  # + group index (features.GROUPS order): 21..28
 EXISTS_TERMINAL = 29  # 29..36
-N_SLOTS = 37
+# Richer templates (issue #11, each switchable): appended, so the slots above keep their codes.
+CHILD_SECOND, CHILD_SECOND_LAST, CHILD_HEAD_LEFT2, CHILD_HEAD_RIGHT2 = 37, 38, 39, 40
+HEAD_OF_FIRST, HEAD_OF_LAST, HEAD_OF_HEAD = 41, 42, 43  # the head child of the first/last/head child
+EXISTS_LEFT_CONTEXT, EXISTS_RIGHT_CONTEXT = 44, 45
+LENGTH_CHILDREN, LENGTH_TERMINALS = 46, 47  # bucketed counts (property 0, named "count")
+N_SLOTS = 48
 MAX_CONTEXT = 5
+MAX_COUNT = 25  # counts at or above share the last bucket
 
 # Flags array layout (FeatureConfig as integers).
 F_CONTEXT, F_CHILD, F_GRANDCHILD, F_EXISTS, F_EXISTS_TERMINAL = 0, 1, 2, 3, 4
+F_CHILD_EXTRA, F_HEAD_OF_CHILD, F_CONTEXT_EXISTS, F_LENGTH = 5, 6, 7, 8
+
+
+def count_bucket(count: int) -> str:
+    """The value of a length feature: 1, 2, 3, 4 exactly, then 5-6, 7-9, 10-14, 15-24, 25+."""
+    for low, high in ((5, 6), (7, 9), (10, 14), (15, 24)):
+        if low <= count <= high:
+            return f"{low}-{high}"
+    return f"{MAX_COUNT}+" if count >= MAX_COUNT else str(count)
 
 
 def slot_names() -> list[tuple[str, str]]:
@@ -108,13 +123,17 @@ def slot_names() -> list[tuple[str, str]]:
     names += [("context", f"right-{k}") for k in range(1, MAX_CONTEXT + 1)]
     names += [("grandchild", f"{a}.{b}") for a in ("first", "last", "head") for b in ("first", "last")]
     names += [("exists", g) for g in GROUPS] + [("exists-terminal", g) for g in GROUPS]
+    names += [("child", "second"), ("child", "second-to-last"), ("child", "head-2"), ("child", "head+2")]
+    names += [("grandchild", "first.head"), ("grandchild", "last.head"), ("grandchild", "head.head")]
+    names += [("exists", "left-context"), ("exists", "right-context")]
+    names += [("length", "children"), ("length", "terminals")]
     assert len(names) == N_SLOTS
     return names
 
 
 def row_capacity(max_children: int, words: int) -> int:
     """An upper bound on the codes one candidate row emits."""
-    return 3 * (11 + 2 * MAX_CONTEXT) + 24 * max_children + 16 * words + 16
+    return 3 * (18 + 4 * MAX_CONTEXT) + 24 * max_children + 16 * words + 32
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -165,9 +184,14 @@ def _emit_grandchildren(out, pos, slot, child, nkids, kids, label, tag, word, v)
 
 
 @njit(cache=True, nogil=True)
-def emit_head_free(out, frontier, n, first, end, flags, label, tag, word, start, end_, nkids, kids,  # type: ignore[no-untyped-def]
-                   v):
+def _head_child(item, nkids, kids, head):  # type: ignore[no-untyped-def]
+    return kids[item, head[item]] if nkids[item] > 0 else -1
+
+
+@njit(cache=True, nogil=True)
+def emit_head_free(out, frontier, n, first, end, flags, items, counts, v):  # type: ignore[no-untyped-def]
     """Codes of the features that do not depend on the head child; returns how many were written."""
+    label, tag, word, start, end_, nkids, kids, head = items
     pos = 0
     m = end - first
     if flags[F_CHILD]:
@@ -184,27 +208,52 @@ def emit_head_free(out, frontier, n, first, end, flags, label, tag, word, start,
     pos = _emit_group(out, pos, 0, frontier, first, 0, m, -1, flags, label, tag, word, start, end_, v)  # all
     pos = _emit_group(out, pos, 2, frontier, first, 1, m, -1, flags, label, tag, word, start, end_, v)  # non-leftmost
     pos = _emit_group(out, pos, 3, frontier, first, 0, m - 1, -1, flags, label, tag, word, start, end_, v)
+    if flags[F_CHILD_EXTRA]:
+        pos = _emit_item(out, pos, CHILD_SECOND, frontier[first + 1] if m > 1 else -1, label, tag, word, v)
+        pos = _emit_item(out, pos, CHILD_SECOND_LAST, frontier[end - 2] if m > 1 else -1, label, tag, word, v)
+    if flags[F_HEAD_OF_CHILD]:
+        pos = _emit_item(out, pos, HEAD_OF_FIRST, _head_child(frontier[first], nkids, kids, head), label, tag, word, v)
+        pos = _emit_item(out, pos, HEAD_OF_LAST, _head_child(frontier[end - 1], nkids, kids, head), label, tag, word,
+                         v)
+    if flags[F_CONTEXT_EXISTS]:
+        for k in range(1, flags[F_CONTEXT] + 1):
+            if first - k >= 0:
+                pos = _emit_item(out, pos, EXISTS_LEFT_CONTEXT, frontier[first - k], label, tag, word, v)
+            if end - 1 + k < n:
+                pos = _emit_item(out, pos, EXISTS_RIGHT_CONTEXT, frontier[end - 1 + k], label, tag, word, v)
+    if flags[F_LENGTH]:
+        terminals = end_[frontier[end - 1]] - start[frontier[first]]
+        out[pos] = _code(LENGTH_CHILDREN, 0, counts[min(m, MAX_COUNT)], v)
+        out[pos + 1] = _code(LENGTH_TERMINALS, 0, counts[min(terminals, MAX_COUNT)], v)
+        pos += 2
     return pos
 
 
 @njit(cache=True, nogil=True)
-def emit_head_dependent(out, pos, frontier, first, end, head, flags, label, tag, word, start, end_,  # type: ignore[no-untyped-def]
-                        nkids, kids, v):
-    """Append the codes of the features that depend on head child ``head``; returns the new end."""
+def emit_head_dependent(out, pos, frontier, first, end, head_child, flags, items, counts, v):  # type: ignore[no-untyped-def]
+    """Append the codes of the features that depend on head child ``head_child``; returns the new end."""
+    label, tag, word, start, end_, nkids, kids, head = items
+    h = head_child
     m = end - first
     if flags[F_CHILD]:
-        pos = _emit_item(out, pos, CHILD_HEAD, frontier[first + head], label, tag, word, v)
-        pos = _emit_item(out, pos, CHILD_HEAD_LEFT, frontier[first + head - 1] if head > 0 else -1,
-                         label, tag, word, v)
-        pos = _emit_item(out, pos, CHILD_HEAD_RIGHT, frontier[first + head + 1] if head + 1 < m else -1,
+        pos = _emit_item(out, pos, CHILD_HEAD, frontier[first + h], label, tag, word, v)
+        pos = _emit_item(out, pos, CHILD_HEAD_LEFT, frontier[first + h - 1] if h > 0 else -1, label, tag, word, v)
+        pos = _emit_item(out, pos, CHILD_HEAD_RIGHT, frontier[first + h + 1] if h + 1 < m else -1,
                          label, tag, word, v)
     if flags[F_GRANDCHILD]:
-        pos = _emit_grandchildren(out, pos, GRAND + 4, frontier[first + head], nkids, kids, label, tag, word, v)
-    pos = _emit_group(out, pos, 1, frontier, first, 0, m, head, flags, label, tag, word, start, end_, v)  # non-head
-    pos = _emit_group(out, pos, 4, frontier, first, 0, head, -1, flags, label, tag, word, start, end_, v)
-    pos = _emit_group(out, pos, 5, frontier, first, head + 1, m, -1, flags, label, tag, word, start, end_, v)
-    pos = _emit_group(out, pos, 6, frontier, first, 0, head + 1, -1, flags, label, tag, word, start, end_, v)
-    pos = _emit_group(out, pos, 7, frontier, first, head, m, -1, flags, label, tag, word, start, end_, v)
+        pos = _emit_grandchildren(out, pos, GRAND + 4, frontier[first + h], nkids, kids, label, tag, word, v)
+    pos = _emit_group(out, pos, 1, frontier, first, 0, m, h, flags, label, tag, word, start, end_, v)  # non-head
+    pos = _emit_group(out, pos, 4, frontier, first, 0, h, -1, flags, label, tag, word, start, end_, v)
+    pos = _emit_group(out, pos, 5, frontier, first, h + 1, m, -1, flags, label, tag, word, start, end_, v)
+    pos = _emit_group(out, pos, 6, frontier, first, 0, h + 1, -1, flags, label, tag, word, start, end_, v)
+    pos = _emit_group(out, pos, 7, frontier, first, h, m, -1, flags, label, tag, word, start, end_, v)
+    if flags[F_CHILD_EXTRA]:
+        pos = _emit_item(out, pos, CHILD_HEAD_LEFT2, frontier[first + h - 2] if h >= 2 else -1, label, tag, word, v)
+        pos = _emit_item(out, pos, CHILD_HEAD_RIGHT2, frontier[first + h + 2] if h + 2 < m else -1,
+                         label, tag, word, v)
+    if flags[F_HEAD_OF_CHILD]:
+        pos = _emit_item(out, pos, HEAD_OF_HEAD, _head_child(frontier[first + h], nkids, kids, head), label, tag,
+                         word, v)
     return pos
 
 
@@ -221,12 +270,12 @@ def blocked_by_chain(frontier_item: int, label_symbol: int, label, nkids, kids) 
 
 
 @njit(cache=True, nogil=True)
-def span_stopped(frontier, first, end, start, end_, tag, edge_stop):  # type: ignore[no-untyped-def]
-    """Does the span begin or end with a punctuation terminal (and hold anything but punctuation)?"""
-    lo, hi = start[frontier[first]], end_[frontier[end - 1]]
-    if edge_stop[tag[lo]] == 0 and edge_stop[tag[hi - 1]] == 0:
+def span_stopped(frontier, first, end, start, end_, tag, nkids, edge_stop):  # type: ignore[no-untyped-def]
+    """Is the span's first or last child a punctuation terminal (and the span not all punctuation)?"""
+    left, right = frontier[first], frontier[end - 1]
+    if not ((nkids[left] == 0 and edge_stop[tag[left]] != 0) or (nkids[right] == 0 and edge_stop[tag[right]] != 0)):
         return False
-    for t in range(lo, hi):  # a span of punctuation only stays (a sentence may be nothing else)
+    for t in range(start[left], end_[right]):  # a span of punctuation only stays (a sentence may be nothing else)
         if edge_stop[tag[t]] == 0:
             return True
     return False
@@ -332,8 +381,8 @@ def _same_window(win, e, lm, rm, frontier, lo, hi):  # type: ignore[no-untyped-d
 
 @njit(cache=True, nogil=True)
 def state_examples(frontier, flags, max_children, label_symbols, root, edge_stop, root_unary, correct, items,  # type: ignore[no-untyped-def]
-                   heads, v, table, keys, counter, rows, cache, win, label_rows, entries, codes, ids, child_symbols,
-                   out_label, out_row, out_y, out_indptr, out_indices):
+                   heads, v, counts, table, keys, counter, rows, cache, win, label_rows, entries, codes, ids,
+                   child_symbols, out_label, out_row, out_y, out_indptr, out_indices):
     """Every candidate of one state as an example (prepare): label index, row id, y.
 
     Spans in order (first, end), labels in the given (sorted) order; a span's head-free features
@@ -344,7 +393,7 @@ def state_examples(frontier, flags, max_children, label_symbols, root, edge_stop
     ``out_indptr`` / ``out_indices``. Spans that ``edge_stop`` rules out give no example at all.
     Returns (candidates, new rows, new non-zeros).
     """
-    label, tag, word, start, end_, nkids, kids = items
+    label, tag, word, start, end_, nkids, kids, _ = items
     n = frontier.shape[0]
     n_labels = label_symbols.shape[0]
     context = flags[F_CONTEXT]
@@ -356,7 +405,7 @@ def state_examples(frontier, flags, max_children, label_symbols, root, edge_stop
     out_indptr[0] = 0
     for first in range(n):
         for end in range(first + 1, min(n, first + max_children) + 1):
-            if span_stopped(frontier, first, end, start, end_, tag, edge_stop):
+            if span_stopped(frontier, first, end, start, end_, tag, nkids, edge_stop):
                 continue
             m = end - first
             lo, hi = max(0, first - context), min(n, end + context)
@@ -384,14 +433,13 @@ def state_examples(frontier, flags, max_children, label_symbols, root, edge_stop
                 row = label_rows[e, li]
                 if row < 0:
                     if base < 0:
-                        base = emit_head_free(codes, frontier, n, first, end, flags, label, tag, word, start, end_,
-                                              nkids, kids, v)
+                        base = emit_head_free(codes, frontier, n, first, end, flags, items, counts, v)
                         assign_ids(codes, 0, base, table, keys, counter)
                     head = candidate_head(frontier, first, end, symbol, child_symbols, label, heads)
                     row = head_rows[head]
                     if row < 0:
-                        stop = emit_head_dependent(codes, base, frontier, first, end, head, flags, label, tag,
-                                                   word, start, end_, nkids, kids, v)
+                        stop = emit_head_dependent(codes, base, frontier, first, end, head, flags, items, counts,
+                                                   v)
                         assign_ids(codes, base, stop, table, keys, counter)
                         k = sorted_ids(codes, stop, table, ids)
                         hashed = row_hash(ids, k)
@@ -447,9 +495,9 @@ def _mark(codes, lo, hi, table, present, touched, count, delta):  # type: ignore
 
 
 @njit(cache=True, nogil=True)
-def _score_window(e, frontier, n, first, end, flags, label_symbols, items, heads, v, table, present,  # type: ignore[no-untyped-def]
-                  forest, scores, codes, touched, child_symbols, label_heads):
-    label, tag, word, start, end_, nkids, kids = items
+def _score_window(e, frontier, n, first, end, flags, label_symbols, items, heads, v, counts, table,  # type: ignore[no-untyped-def]
+                  present, forest, scores, codes, touched, child_symbols, label_heads):
+    label, tag, word, start, end_, nkids, kids, _ = items
     tree_offsets, roots, feature, true_child, false_child, value = forest
     m = end - first
     n_labels = label_symbols.shape[0]
@@ -460,7 +508,7 @@ def _score_window(e, frontier, n, first, end, flags, label_symbols, items, heads
             scores[e, li] = 0.0
         else:
             label_heads[li] = candidate_head(frontier, first, end, symbol, child_symbols, label, heads)
-    base = emit_head_free(codes, frontier, n, first, end, flags, label, tag, word, start, end_, nkids, kids, v)
+    base = emit_head_free(codes, frontier, n, first, end, flags, items, counts, v)
     marked = _mark(codes, 0, base, table, present, touched, 0, 1)
     for head in range(m):
         needed = False
@@ -470,8 +518,7 @@ def _score_window(e, frontier, n, first, end, flags, label_symbols, items, heads
                 break
         if not needed:
             continue
-        stop = emit_head_dependent(codes, base, frontier, first, end, head, flags, label, tag, word, start, end_,
-                                   nkids, kids, v)
+        stop = emit_head_dependent(codes, base, frontier, first, end, head, flags, items, counts, v)
         before = marked
         marked = _mark(codes, base, stop, table, present, touched, marked, 1)
         for li in range(n_labels):
@@ -486,8 +533,8 @@ def _score_window(e, frontier, n, first, end, flags, label_symbols, items, heads
 
 @njit(cache=True, nogil=True)
 def score_state(frontier, flags, context, max_children, label_symbols, root, edge_stop, root_unary, items,  # type: ignore[no-untyped-def]
-                heads, v, table, present, forest, cache, win, scores, entries, codes, touched, child_symbols,
-                label_heads, out_first, out_end, out_label, out_conf):
+                heads, v, counts, table, present, forest, cache, win, scores, entries, codes, touched,
+                child_symbols, label_heads, out_first, out_end, out_label, out_conf):
     """Every candidate of the state with its confidence, in candidate order (first, end, label).
 
     ``entries[0]`` is the number of cached windows; the caller leaves room for one new entry per
@@ -505,7 +552,7 @@ def score_state(frontier, flags, context, max_children, label_symbols, root, edg
     count = 0
     for first in range(n):
         for end in range(first + 1, min(n, first + max_children) + 1):
-            if span_stopped(frontier, first, end, start, end_, tag, edge_stop):
+            if span_stopped(frontier, first, end, start, end_, tag, nkids, edge_stop):
                 continue
             lo, hi = max(0, first - context), min(n, end + context)
             lm, rm = max(0, context - first), max(0, end + context - n)
@@ -513,14 +560,14 @@ def score_state(frontier, flags, context, max_children, label_symbols, root, edg
             e = cache[key] if key in cache else -1  # noqa: SIM401 (typed Dict.get gives an Optional)
             if e >= 0 and not _same_window(win, e, lm, rm, frontier, lo, hi):
                 e = scratch  # a collision: score without caching
-                _score_window(e, frontier, n, first, end, flags, label_symbols, items, heads, v, table,
+                _score_window(e, frontier, n, first, end, flags, label_symbols, items, heads, v, counts, table,
                               present, forest, scores, codes, touched, child_symbols, label_heads)
             elif e < 0:
                 e = entries[0]
                 entries[0] += 1
                 cache[key] = e
                 _store_window(win, e, lm, rm, frontier, lo, hi)
-                _score_window(e, frontier, n, first, end, flags, label_symbols, items, heads, v, table,
+                _score_window(e, frontier, n, first, end, flags, label_symbols, items, heads, v, counts, table,
                               present, forest, scores, codes, touched, child_symbols, label_heads)
             root_here = root_allowed(first, end, n, root_unary)
             for li in range(n_labels):
@@ -538,27 +585,26 @@ def score_state(frontier, flags, context, max_children, label_symbols, root, edg
 
 @njit(cache=True, nogil=True)
 def candidate_rows(frontier, flags, max_children, label_symbols, root, edge_stop, root_unary, items, heads, v,  # type: ignore[no-untyped-def]
-                   table, codes, ids, child_symbols, out_first, out_end, out_label, out_indptr, out_indices):
+                   counts, table, codes, ids, child_symbols, out_first, out_end, out_label, out_indptr,
+                   out_indices):
     """Every candidate's feature row (sorted known ids), in candidate order: for the parity tests."""
-    label, tag, word, start, end_, nkids, kids = items
+    label, tag, word, start, end_, nkids, kids, _ = items
     n = frontier.shape[0]
     count = 0
     nz = 0
     out_indptr[0] = 0
     for first in range(n):
         for end in range(first + 1, min(n, first + max_children) + 1):
-            if span_stopped(frontier, first, end, start, end_, tag, edge_stop):
+            if span_stopped(frontier, first, end, start, end_, tag, nkids, edge_stop):
                 continue
-            base = emit_head_free(codes, frontier, n, first, end, flags, label, tag, word, start, end_, nkids,
-                                  kids, v)
+            base = emit_head_free(codes, frontier, n, first, end, flags, items, counts, v)
             for li in range(label_symbols.shape[0]):
                 if li == root and not root_allowed(first, end, n, root_unary):
                     continue
                 if end - first == 1 and blocked_by_chain(frontier[first], label_symbols[li], label, nkids, kids):
                     continue
                 head = candidate_head(frontier, first, end, label_symbols[li], child_symbols, label, heads)
-                stop = emit_head_dependent(codes, base, frontier, first, end, head, flags, label, tag, word,
-                                           start, end_, nkids, kids, v)
+                stop = emit_head_dependent(codes, base, frontier, first, end, head, flags, items, counts, v)
                 k = sorted_ids(codes, stop, table, ids)
                 out_indices[nz:nz + k] = ids[:k]
                 nz += k

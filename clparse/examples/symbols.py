@@ -113,9 +113,9 @@ class HeadTable:
 class CandidateRules:
     """Which candidates exist beyond the paper's (issue #11): the kernels' ``edge_stop`` and ``root_unary``.
 
-    With ``constraints`` on, a span may not begin or end with a punctuation terminal unless it is all
-    punctuation (after Table 3's punctuation raising no other gold phrase does), and ROOT may only be
-    built over a single item (the gold ROOT is always unary). Off, every span and ROOT over the whole frontier are candidates, as in the paper.
+    With ``constraints`` on, a candidate's first or last child may not be a punctuation terminal unless
+    the span is all punctuation (after Table 3's punctuation raising no other gold phrase has one), and
+    ROOT may only be built over a single item (the gold ROOT is always unary). Off, every span and ROOT over the whole frontier are candidates, as in the paper.
     """
 
     def __init__(self, symbols: SymbolTable, constraints: bool) -> None:

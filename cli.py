@@ -346,10 +346,15 @@ def _skip_bad_refused(ctx: click.Context, param: click.Parameter, value: bool) -
 @click.option("--unknown-words", type=click.Choice(["unk", "signatures"]), default="unk", show_default=True,
               help="Rare words (below --vocab-min) become one UNK, or an UNK signature of their shape and "
                    "suffix (UNK-Cap, UNK-num, UNK-ly, ...).")
+@click.option("--template", "templates", multiple=True,
+              type=click.Choice(["child-extra", "head-of-child", "context-exists", "length"]),
+              help="Add richer feature templates (repeatable): child-extra (second, second-to-last, head±2 "
+                   "children), head-of-child (each edge/head child's head child), context-exists (exists-tests "
+                   "over the context items), length (bucketed counts of children and words).")
 @click.option("--skip-bad", is_flag=True, hidden=True, expose_value=False, callback=_skip_bad_refused)
 def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], max_words: int, seed: int,
                     context: int, max_children: int, vocab_min: int, skip_steps: tuple[str, ...],
-                    constraints: bool, unknown_words: str) -> None:
+                    constraints: bool, unknown_words: str, templates: tuple[str, ...]) -> None:
     """Read and preprocess the treebank and store every training example with its features.
 
     One seeded random bottom-up path per training tree; every candidate at every state on it
@@ -367,7 +372,9 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], ma
     from clparse.store.prepare import PrepareSettings, prepare
 
     settings = PrepareSettings(max_words=max_words, seed=seed, max_children=max_children, vocab_min=vocab_min,
-                               features=FeatureConfig(context=context), skip_steps=tuple(skip_steps),
+                               features=FeatureConfig(context=context,
+                                                      **{t.replace("-", "_"): True for t in templates}),
+                               skip_steps=tuple(skip_steps),
                                constraints=constraints, unknown_words=unknown_words)
     bar: Progress | None = None
 

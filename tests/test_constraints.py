@@ -69,20 +69,26 @@ def test_constraints_need_punctuation_raising() -> None:
         PrepareSettings(constraints=True, skip_steps=("raise_punctuation",))
 
 
-def empty_model(labels: list[str], keys: list, vocabulary: Vocabulary, constraints: bool) -> ParserModel:
+def empty_model(labels: list[str], keys: list, vocabulary: Vocabulary, constraints: bool,
+                config: FeatureConfig | None = None) -> ParserModel:
     """A parser model with no trees (every confidence 0) over a generator's feature ids."""
     none = np.zeros(0, dtype=np.int64)
     ensembles = {label: LabelEnsemble(label, 0, 0, none, none.astype(np.int32), none, none, none.astype(np.float64))
                  for label in labels}
-    return ParserModel(1.0, ensembles, {key: i for i, key in enumerate(keys)}, vocabulary, FeatureConfig(), 5,
-                       Path("-"), constraints)
+    return ParserModel(1.0, ensembles, {key: i for i, key in enumerate(keys)}, vocabulary, config or FeatureConfig(),
+                       5, Path("-"), constraints)
 
 
-def test_parser_kernel_removes_the_same_candidates_as_prepare() -> None:
+RICH = FeatureConfig(context=3, child_extra=True, head_of_child=True, context_exists=True, length=True)
+
+
+@pytest.mark.parametrize("constraints, config", [(True, FeatureConfig()), (False, RICH), (True, RICH)])
+def test_parser_kernel_computes_the_same_rows_as_prepare(constraints: bool, config: FeatureConfig) -> None:
     kept = list(preprocess_treebank(read_trees(sample_path("train")), PreprocessConfig.without((), max_words=15)))
+    kept = kept if config == FeatureConfig() else kept[:60]
     vocabulary = Vocabulary.build((w for p in kept for w in p.tree.words()), 5)
     labels = sorted({node.label for p in kept for node in p.tree.phrases()})
-    generator = ExampleGenerator(labels, FeatureConfig(), 5, 0, vocabulary.normalize, constraints=True)
+    generator = ExampleGenerator(labels, config, 5, 0, vocabulary.normalize, constraints=constraints)
     paths = []
     for position, result in enumerate(kept):
         tree = generator.prepare_tree(result.tree)
@@ -96,7 +102,8 @@ def test_parser_kernel_removes_the_same_candidates_as_prepare() -> None:
         rows, _, multiplicity = generator.examples.deduplicated(label)
         for row, count in zip(rows, multiplicity):
             expected[label, indices[indptr[row]:indptr[row + 1]].tobytes()] += int(count)
-    model = CompiledModel(empty_model(labels, generator.space.id_keys(), vocabulary, True), full_table=True)
+    model = CompiledModel(empty_model(labels, generator.space.id_keys(), vocabulary, constraints, config),
+                          full_table=True)
     found: Counter[tuple[str, bytes]] = Counter()
     for tree, path in paths:
         frontier: list[Item] = leaf_items(tree.tagged_words(), vocabulary.normalize)

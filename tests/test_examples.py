@@ -138,3 +138,42 @@ def test_terminal_exists_features_look_inside_items() -> None:
     assert "exists-terminal[all].headword = the" in got  # headwords are lower-cased
     assert "exists-terminal[non-rightmost].headtag = NN" in got
     assert "exists-terminal[non-leftmost].headword = dog" not in got
+
+
+def test_richer_templates_of_a_hand_worked_state() -> None:
+    # frontier: NP(The dog) saw/VBD a/DT cat/NN . ; candidate over (saw, NP(a cat)) is not built yet, so
+    # take VP over frontier[1:4] = saw, a, cat with head 0 (saw), context 1 each side.
+    leaves = leaf_items([("The", "DT"), ("dog", "NN"), ("saw", "VBD"), ("a", "DT"), ("cat", "NN"), ("now", "RB")])
+    np_item = build("NP", leaves[:2])  # head child: dog (NN)
+    frontier = [np_item, leaves[2], leaves[3], leaves[4], leaves[5]]
+    config = FeatureConfig(context=1, child=False, grandchild=False, exists=False, exists_terminal=False,
+                           child_extra=True, head_of_child=True, context_exists=True, length=True)
+    got = candidate_features(frontier, 1, 4, head=0, config=config)
+
+    def item(template: str, slot: str, label: str, tag: str, word: str) -> set[str]:
+        return {f"{template}[{slot}].label = {label}", f"{template}[{slot}].headtag = {tag}",
+                f"{template}[{slot}].headword = {word}"}
+
+    none = ("<none>",) * 3
+    expected = (
+        item("context", "left-1", "NP", "NN", "dog") | item("context", "right-1", "RB", "RB", "now")
+        | item("child", "second", "DT", "DT", "a") | item("child", "second-to-last", "DT", "DT", "a")
+        | item("child", "head-2", *none) | item("child", "head+2", "NN", "NN", "cat")
+        | item("grandchild", "first.head", *none) | item("grandchild", "last.head", *none)  # leaves have no head child
+        | item("grandchild", "head.head", *none)
+        | item("exists", "left-context", "NP", "NN", "dog") | item("exists", "right-context", "RB", "RB", "now")
+        | {"length[children].count = 3", "length[terminals].count = 3"}
+    )
+    assert got == expected
+    # over NP(The dog) and saw: the first child's head child is dog; 3 terminals, 2 children
+    wider = candidate_features(frontier, 0, 2, config=config)
+    assert item("grandchild", "first.head", "NN", "NN", "dog") <= wider
+    assert {"length[children].count = 2", "length[terminals].count = 3"} <= wider
+    assert not any(f.startswith("exists[left-context]") for f in wider)  # nothing to the left
+
+
+def test_length_buckets() -> None:
+    from clparse.examples.kernel import count_bucket
+
+    assert [count_bucket(k) for k in (1, 4, 5, 6, 7, 9, 10, 14, 15, 24, 25, 90)] == \
+        ["1", "4", "5-6", "5-6", "7-9", "7-9", "10-14", "10-14", "15-24", "15-24", "25+", "25+"]

@@ -393,7 +393,7 @@ def state_examples(frontier, flags, max_children, label_symbols, root, edge_stop
     ``out_indptr`` / ``out_indices``. Spans that ``edge_stop`` rules out give no example at all.
     Returns (candidates, new rows, new non-zeros).
     """
-    label, tag, word, start, end_, nkids, kids, _ = items
+    label, tag, _, start, end_, nkids, kids, _ = items
     n = frontier.shape[0]
     n_labels = label_symbols.shape[0]
     context = flags[F_CONTEXT]
@@ -497,7 +497,7 @@ def _mark(codes, lo, hi, table, present, touched, count, delta):  # type: ignore
 @njit(cache=True, nogil=True)
 def _score_window(e, frontier, n, first, end, flags, label_symbols, items, heads, v, counts, table,  # type: ignore[no-untyped-def]
                   present, forest, scores, codes, touched, child_symbols, label_heads):
-    label, tag, word, start, end_, nkids, kids, _ = items
+    label, nkids, kids = items[0], items[5], items[6]
     tree_offsets, roots, feature, true_child, false_child, value = forest
     m = end - first
     n_labels = label_symbols.shape[0]
@@ -588,7 +588,7 @@ def candidate_rows(frontier, flags, max_children, label_symbols, root, edge_stop
                    counts, table, codes, ids, child_symbols, out_first, out_end, out_label, out_indptr,
                    out_indices):
     """Every candidate's feature row (sorted known ids), in candidate order: for the parity tests."""
-    label, tag, word, start, end_, nkids, kids, _ = items
+    label, tag, _, start, end_, nkids, kids, _ = items
     n = frontier.shape[0]
     count = 0
     nz = 0

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
+import scipy.sparse as sp  # type: ignore[import-untyped]  # no stubs installed
 import sqlalchemy as sa
 
 from clparse.errors import DatabaseError

@@ -84,6 +84,10 @@ def test_a_failed_first_command_removes_the_database_it_created(tmp_path: Path) 
         assert not created
         raise RuntimeError("prepare failed")
     assert db.exists()
+    nested = tmp_path / "new" / "dir" / "x.sqlite"
+    with pytest.raises(RuntimeError), new_or_existing(nested):
+        raise RuntimeError("prepare failed")
+    assert not (tmp_path / "new").exists()  # the directories it made for the database go too
 
 
 # ----------------------------------------------------------------------------- 7. read-only, at the library

@@ -91,6 +91,7 @@ def new_or_existing(path: str | Path, echo: Callable[[str], object] = lambda _: 
     created here is removed again, so a failed first command leaves no empty database behind."""
     path = Path(path)
     created = not path.exists()
+    new_dirs = [d for d in path.absolute().parents if not d.exists()]  # init_database makes them
     init_database(path, echo=echo)
     try:
         yield created
@@ -98,6 +99,11 @@ def new_or_existing(path: str | Path, echo: Callable[[str], object] = lambda _: 
         if created:
             for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
                 leftover.unlink(missing_ok=True)
+            for directory in new_dirs:  # deepest first; only if still empty
+                try:
+                    directory.rmdir()
+                except OSError:
+                    break
             warn(f"removed {path} again: this command created it and did not finish")
         raise
 

@@ -628,7 +628,7 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, beam: in
     is the parse of input line n: an empty line gives (ROOT) and a warning. A label not trained
     past Θ̂ is an error. Progress (with total and ETA for files) goes to stderr when it is a terminal.
     """
-    from clparse.progress import Progress
+    from clparse.progress import Progress, is_terminal
     from clparse.read.sentences import count_sentences, read_sentences
     from clparse.store.database import check_database, quick_check
 
@@ -640,7 +640,9 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, beam: in
     # Read files once first: bad input is reported before the slow model load, and the count is the
     # progress total (reading is thousands of times faster than parsing). Stdin can be read only once.
     total = None if "-" in names else count_sentences(names, input_format)
-    bar = Progress("parsing", total, "sentences")
+    # Not when the trees go to the same terminal: the progress line would be torn by them.
+    trees_on_terminal = getattr(output, "name", "-") in ("-", "<stdout>") and is_terminal(sys.stdout)
+    bar = Progress("parsing", total, "sentences", enabled=is_terminal(sys.stderr) and not trees_on_terminal)
 
     from clparse.parser import Parser
     from clparse.read.ptb import format_tree

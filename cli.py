@@ -650,8 +650,8 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, beam: in
 
     parser = Parser.from_db(db, theta=theta, beam=beam, max_pops=max_pops, aggregator=aggregator,
                             max_words=max_words)
-    click.echo(f"parser at Θ̂ = {parser.model.theta:g}: {len(parser.model.labels)} labels, "
-               f"{parser.model.splits} splits", err=True)
+    shown = "per label" if parser.model.label_thetas else f"{parser.model.theta:g}"
+    click.echo(f"parser at Θ̂ = {shown}: {len(parser.model.labels)} labels, {parser.model.splits} splits", err=True)
 
     def warn(message: str) -> None:
         if bar.enabled and bar.done:
@@ -702,20 +702,32 @@ def _thetas(ctx: click.Context, param: click.Parameter, value: str | None) -> li
 @click.option("--aggregator", type=click.Choice(["maxmin", "sum"]), default="maxmin", show_default=True)
 @click.option("--tags", type=click.Choice(["gold", "tagger"]), default="gold", show_default=True,
               help="Parse the dev set with its gold tags or with the stored tagger's.")
+@click.option("--per-label", is_flag=True,
+              help="After the global calibration with these settings: coordinate ascent over each label's Θ̂ "
+                   "on the stored dev set (one trial per committed row; resumable).")
+@click.option("--passes", type=click.IntRange(min=1), default=2, show_default=True,
+              help="With --per-label: most passes over the labels (it stops early when a pass changes nothing).")
 def calibrate_command(db: Path, dev: tuple[Path, ...], thetas: list[float] | None, points: int, beam: int,
-                      max_pops: int, aggregator: str, tags: str) -> None:
+                      max_pops: int, aggregator: str, tags: str, per_label: bool, passes: int) -> None:
     """Parse the dev set at each candidate Θ̂, store the scores, and mark the best Θ̂.
 
     Each finished Θ̂ is committed at once: stopped (Ctrl-C) or killed, the same command resumes
-    at the first unfinished Θ̂. `clparse parse --theta best` then uses the best one.
+    at the first unfinished Θ̂. `clparse parse --theta best` then uses the best one. With
+    --per-label, each label's Θ̂ is then tuned on the dev set, starting from the best global Θ̂
+    (`--theta best` then uses a Θ̂ per label).
     """
     from clparse.calibrate.run import CalibrationSettings, calibrate, default_grid
     from clparse.progress import Progress
     from clparse.store.database import quick_check
 
     quick_check(db)  # calibration writes its scores: never into a damaged file
-    grid = thetas or default_grid(db, points)
     settings = CalibrationSettings(beam, max_pops, aggregator, tags)
+    if per_label:
+        if dev or thetas:
+            raise click.UsageError("--per-label tunes the stored dev set's calibration: no --dev or --thetas")
+        _calibrate_per_label(db, settings, passes)
+        return
+    grid = thetas or default_grid(db, points)
     click.echo(f"calibrating at {len(grid)} Θ̂ value(s): {', '.join(f'{t:.4g}' for t in grid)}", err=True)
     flag = _StopFlag()
     flag.install()
@@ -735,6 +747,25 @@ def calibrate_command(db: Path, dev: tuple[Path, ...], thetas: list[float] | Non
 
     click.echo(format_points(result.points, result.best_theta))
     if flag.requested:
+        click.echo("stopped; run the same command again to resume", err=True)
+
+
+def _calibrate_per_label(db: Path, settings: object, passes: int) -> None:
+    from clparse.calibrate.per_label import calibrate_per_label
+
+    flag = _StopFlag()
+    flag.install()
+
+    def trial(label: str, theta: float, f1: float, accepted: bool) -> None:
+        click.echo(f"{label:<8} Θ̂ {theta:<10.4g} F1 {f1:6.2f}{'  kept' if accepted else ''}", err=True)
+
+    result = calibrate_per_label(db, settings, passes, on_trial=trial, should_stop=flag)  # type: ignore[arg-type]
+    moved = {label: t for label, t in result.thetas.items() if t != result.start_theta}
+    click.echo(f"per-label Θ̂ from Θ̂ = {result.start_theta:.4g} (F1 {result.start_f1:.2f}): F1 {result.f1:.2f} after "
+               f"{result.replayed + result.trials} trial(s) ({result.replayed} read back)")
+    for label, theta in sorted(moved.items()):
+        click.echo(f"  {label:<8} {theta:.4g}")
+    if flag.requested or result.stopped:
         click.echo("stopped; run the same command again to resume", err=True)
 
 

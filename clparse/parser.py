@@ -94,7 +94,7 @@ class Parser:
         """Rebuild the parser at Θ̂ = ``theta`` (a number, or "best": the calibrated best Θ̂)."""
         from clparse.calibrate.store import best_theta
 
-        value = best_theta(db) if theta == "best" else float(theta)
+        value = best_theta(db) if theta == "best" else float(theta)  # "best" may be a Θ̂ per label
         parser = cls.from_model(db, load_model(db, value), SearchOptions(**options))
         parser.tagger = load_tagger(db)
         return parser

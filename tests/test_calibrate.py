@@ -20,7 +20,7 @@ from click.testing import CliRunner, Result
 
 from cli import main
 from clparse.calibrate.report import format_report
-from clparse.calibrate.run import CalibrationResult, CalibrationSettings, calibrate
+from clparse.calibrate.run import CalibrationResult, CalibrationSettings, calibrate, dev_trees
 from tests.conftest import read_rows
 
 CLPARSE = Path(sys.executable).with_name("clparse")
@@ -209,3 +209,55 @@ def test_pop_cap_completions_are_counted(db_copy: Path) -> None:
     assert point.fallbacks == 0 and 0 < point.completions <= point.sentences
     assert stored_points(db_copy)[8.0][12] == point.completions
     assert "capped" in format_report(db_copy)
+
+
+def test_per_label_thetas_never_lower_dev_f1_and_resume_exactly(copy_trained_db: Callable[[], Path]) -> None:
+    from clparse.calibrate.per_label import calibrate_per_label
+    from clparse.calibrate.store import best_theta
+    from clparse.evaluate import EvalbParams, evaluate
+    from clparse.parser import Parser
+    from clparse.rebuild.model import load_model
+
+    straight, stopped = copy_trained_db(), copy_trained_db()
+    for db in (straight, stopped):
+        calibrate(db, thetas=THETAS, settings=SETTINGS)
+    whole = calibrate_per_label(straight, SETTINGS, passes=2)
+    assert whole.f1 >= whole.start_f1 and whole.trials == len(whole.history) > 0
+    # stop after two trials, then resume: the same trials, the same answer
+    calls = iter(range(10_000))
+    first = calibrate_per_label(stopped, SETTINGS, passes=2, should_stop=lambda: next(calls) >= 2 * 21)
+    assert first.stopped
+    rest = calibrate_per_label(stopped, SETTINGS, passes=2)
+    assert rest.replayed >= 1 and rest.history == whole.history and rest.thetas == whole.thetas
+    assert read_rows(stopped, "SELECT label, theta, f1, accepted FROM label_theta_steps ORDER BY step") == \
+        read_rows(straight, "SELECT label, theta, f1, accepted FROM label_theta_steps ORDER BY step")
+    # --theta best is the per-label assignment when a trial was kept, and gives the F1 it promised
+    best = best_theta(straight)
+    if whole.f1 > whole.start_f1:
+        assert best == whole.thetas
+    parser = Parser.from_db(straight, theta="best", beam=SETTINGS.beam)
+    gold = dev_trees(straight)
+    test = [parser.parse_tagged([(w, t) for w, t in g.tagged_words() if t != "-NONE-"]).tree for g in gold]
+    assert evaluate(gold, test, EvalbParams()).all.f1 == whole.f1
+    # one Θ̂ for every label, given as a mapping, is the same model as the number
+    same = load_model(straight, {label: 8.0 for label in load_model(straight, 8.0).labels})
+    plain = load_model(straight, 8.0)
+    assert {k: e.trees for k, e in same.ensembles.items()} == {k: e.trees for k, e in plain.ensembles.items()}
+
+
+def test_per_label_needs_a_global_calibration(db_copy: Path) -> None:
+    result = invoke(["calibrate", "--db", str(db_copy), "--per-label", "--beam", "1"])
+    assert result.exit_code == 1
+    assert "no global calibration with these settings yet" in result.stderr
+
+
+def test_report_shows_per_label_thetas(db_copy: Path) -> None:
+    from clparse.calibrate.per_label import calibrate_per_label
+
+    calibrate(db_copy, thetas=THETAS, settings=SETTINGS)
+    result = calibrate_per_label(db_copy, SETTINGS, passes=1)
+    report = format_report(db_copy)
+    assert f"per-label Θ̂: {result.trials} trial(s)" in report
+    for label, theta in result.thetas.items():
+        if theta != result.start_theta:
+            assert f"  {label:<8} {theta:.4g}" in report

@@ -48,9 +48,36 @@ def format_report(db: str | Path, show_labels: bool = False) -> str:
         title = (f"calibration {row['id']}: beam {settings['beam']}, max pops {settings['max_pops']}, "
                  f"{settings['aggregator']}, {settings['tags']} tags, dev from {settings['dev']}")
         blocks.append(title + "\n" + format_points(points, row["best_theta"]))
+        per_label = _per_label_block(db, row["id"])
+        if per_label:
+            blocks.append(per_label)
         if show_labels and row["best_theta"] is not None:
             blocks.append(_label_table(db, row["id"], row["best_theta"]))
     return "\n\n".join(blocks)
+
+
+def _per_label_block(db: str | Path, calibration_id: int) -> str:
+    """The per-label Θ̂ of a calibration (``calibrate --per-label``), if any trial was run."""
+    from clparse.calibrate.per_label import per_label_thetas
+
+    engine = open_engine(db, readonly=True)
+    steps = schema.label_theta_steps
+    with engine.connect() as connection:
+        trials = connection.execute(sa.select(steps.c.f1, steps.c.accepted).where(
+            steps.c.calibration_id == calibration_id).order_by(steps.c.step)).all()
+        thetas = per_label_thetas(connection, calibration_id)
+        best = connection.execute(sa.select(schema.calibrations.c.best_theta).where(
+            schema.calibrations.c.id == calibration_id)).scalar()
+    engine.dispose()
+    if not trials:
+        return ""
+    kept = [f1 for f1, accepted in trials if accepted]
+    lines = [f"per-label Θ̂: {len(trials)} trial(s), {len(kept)} kept; dev F1 "
+             + (f"{max(kept):.2f} (every other label at Θ̂ = {best:g})" if kept else "unchanged")]
+    for label, theta in sorted((thetas or {}).items()):
+        if theta != best:
+            lines.append(f"  {label:<8} {theta:.4g}")
+    return "\n".join(lines)
 
 
 def _label_table(db: str | Path, calibration_id: int, theta: float) -> str:

@@ -28,7 +28,7 @@ from clparse.preprocess.pipeline import PreprocessConfig, sentence_length
 from clparse.read import read_trees
 from clparse.read.ptb import format_tree, parse_tree
 from clparse.read.tree import Tree
-from clparse.rebuild.model import load_model, trees_at_theta
+from clparse.rebuild.model import ParserModel, load_model, trees_at_theta
 from clparse.store import schema
 from clparse.store.database import open_engine
 from clparse.store.tagger import NONE_TAG, load_tagger
@@ -129,7 +129,7 @@ def _calibration_id(connection: sa.Connection, digest: str, settings: Calibratio
         return int(found)
     run_id = connection.execute(sa.select(schema.runs.c.id)).scalar_one()
     stamp = now()
-    return int(connection.execute(c.insert().values(
+    return int(connection.execute(c.insert().values(  # type: ignore[index]
         run_id=run_id, settings_digest=digest, settings_json=json.dumps({**asdict(settings), "dev": source}),
         best_theta=None, created_at=stamp, updated_at=stamp)).inserted_primary_key[0])
 
@@ -206,22 +206,11 @@ def _parse_point(db: str | Path, engine: sa.Engine, calibration_id: int, theta: 
                  should_stop: Callable[[], bool]) -> CalibrationPoint | None:
     start = time.perf_counter()
     model = load_model(db, theta)
-    base = Parser.from_model(db, model, SearchOptions(settings.beam, settings.max_pops, settings.aggregator))
-    test: list[Tree] = []
-    fallbacks = completions = 0
-    for i, tree in enumerate(gold):
-        if should_stop():
-            return None
-        tagged = [(w, t) for w, t in tree.tagged_words() if t != NONE_TAG]
-        if tagger is not None:
-            words = [w for w, _ in tagged]
-            tagged = list(zip(words, tagger.tag(words)))  # type: ignore[attr-defined]
-        parsed = base.parse_tagged(tagged)
-        fallbacks += parsed.fallback is not None
-        completions += parsed.completion is not None
-        test.append(parsed.tree)
-        if on_sentence is not None:
-            on_sentence(theta, i + 1, len(gold))
+    parsed = parse_dev(db, model, gold, settings, tagger,
+                       None if on_sentence is None else lambda done: on_sentence(theta, done, len(gold)), should_stop)
+    if parsed is None:
+        return None
+    test, fallbacks, completions = parsed
     totals = evaluate(gold, test, params).all
     labels = per_label(gold, test, params)
     point = CalibrationPoint(theta, sum(e.trees for e in model.ensembles.values()), model.splits, len(gold),
@@ -238,6 +227,31 @@ def _parse_point(db: str | Path, engine: sa.Engine, calibration_id: int, theta: 
             for label, (g, t, m) in labels.items()])
         _mark_best(connection, calibration_id)
     return point
+
+
+def parse_dev(db: str | Path, model: ParserModel, gold: Sequence[Tree], settings: CalibrationSettings,
+              tagger: object, on_sentence: Callable[[int], object] | None = None,
+              should_stop: Callable[[], bool] = lambda: False) -> tuple[list[Tree], int, int] | None:
+    """Parse the gold trees' words (gold tags or the tagger's): (trees, flat fallbacks, pop-cap completions).
+
+    None if ``should_stop`` said so before the last sentence."""
+    base = Parser.from_model(db, model, SearchOptions(settings.beam, settings.max_pops, settings.aggregator))
+    test: list[Tree] = []
+    fallbacks = completions = 0
+    for i, tree in enumerate(gold):
+        if should_stop():
+            return None
+        tagged = [(w, t) for w, t in tree.tagged_words() if t != NONE_TAG]
+        if tagger is not None:
+            words = [w for w, _ in tagged]
+            tagged = list(zip(words, tagger.tag(words)))  # type: ignore[attr-defined]
+        parsed = base.parse_tagged(tagged)
+        fallbacks += parsed.fallback is not None
+        completions += parsed.completion is not None
+        test.append(parsed.tree)
+        if on_sentence is not None:
+            on_sentence(i + 1)
+    return test, fallbacks, completions
 
 
 def _mark_best(connection: sa.Connection, calibration_id: int) -> float | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,6 +82,7 @@ class ParserModel:
     max_children: int
     db: Path
     constraints: bool = False  # the run's candidate constraints (issue #11); runs before them had none
+    label_thetas: dict[str, float] | None = None  # per-label Θ̂ (then ``theta`` is the largest of them)
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -92,8 +93,17 @@ class ParserModel:
         return sum(e.splits for e in self.ensembles.values())
 
 
-def trees_at_theta(connection: sa.Connection, theta: float) -> tuple[dict[str, int], dict[str, str]]:
-    """(label -> number of trees at Θ̂, label -> why it is not calibrated at Θ̂) for every label."""
+Thetas = float | Mapping[str, float]  # one Θ̂ for every label, or one per label (per-label calibration)
+
+
+def theta_of(theta: Thetas, label: str) -> float:
+    return theta if isinstance(theta, (int, float)) else float(theta[label])
+
+
+def trees_at_theta(connection: sa.Connection, theta: Thetas) -> tuple[dict[str, int], dict[str, str]]:
+    """(label -> number of trees at Θ̂, label -> why it is not calibrated at Θ̂) for every label.
+
+    ``theta`` is one Θ̂ for all labels or a Θ̂ per label (a label missing from it is an error)."""
     lb, lt, it = schema.labels, schema.label_training, schema.iterations
     rows = connection.execute(sa.select(lb.c.id, lb.c.name, lt.c.state, lt.c.iteration, lt.c.theta)
                               .select_from(lb.outerjoin(lt, lt.c.label_id == lb.c.id)).order_by(lb.c.name)).all()
@@ -104,7 +114,7 @@ def trees_at_theta(connection: sa.Connection, theta: float) -> tuple[dict[str, i
             missing[name] = "never trained"
             continue
         kept = connection.execute(sa.select(sa.func.count()).select_from(it).where(
-            it.c.label_id == label_id, it.c.theta >= theta)).scalar_one()
+            it.c.label_id == label_id, it.c.theta >= theta_of(theta, name))).scalar_one()
         passed = kept < (iteration or 0) or state == "converged"
         if not passed:
             missing[name] = f"trained only down to Θ = {last_theta:.6g}" if last_theta is not None \
@@ -129,10 +139,11 @@ def usable_range(connection: sa.Connection) -> str:
     return f"use a Θ̂ {low} and at most {top:.4g}"
 
 
-def load_model(db: str | Path, theta: float) -> ParserModel:
-    """Rebuild every label's classifier at Θ̂ = ``theta`` from the database."""
+def load_model(db: str | Path, theta: Thetas) -> ParserModel:
+    """Rebuild every label's classifier at Θ̂ = ``theta`` (one for all, or one per label) from the database."""
     db = Path(db)
-    if not (theta > 0 and math.isfinite(theta)):
+    values = [theta] if isinstance(theta, (int, float)) else list(theta.values())
+    if not all(t > 0 and math.isfinite(t) for t in values):
         raise ConfigurationError(f"Θ̂ must be a positive number, got {theta}")
     engine = open_engine(db, readonly=True)
     with engine.connect() as connection:
@@ -140,13 +151,20 @@ def load_model(db: str | Path, theta: float) -> ParserModel:
         if run is None:
             raise DatabaseError(f"{db}: no prepared run; run `clparse prepare` and `clparse train` first")
         config = json.loads(run["config_json"])
+        if not isinstance(theta, (int, float)):
+            unknown = set(theta) ^ set(connection.execute(sa.select(schema.labels.c.name)).scalars())
+            if unknown:
+                raise ConfigurationError(f"{db}: per-label Θ̂ must name exactly the run's labels "
+                                         f"(differs on {', '.join(sorted(unknown))})")
         counts, missing = trees_at_theta(connection, theta)
+        shown = f"{theta:g}" if isinstance(theta, (int, float)) else "per label"
         if missing:
             listed = "; ".join(f"{label}: {why}" for label, why in missing.items())
-            raise ConfigurationError(f"{db}: not every label is trained past Θ̂ = {theta:g} ({listed}); "
-                                     f"train further (`clparse train --until-theta {theta:g}`) or pick a larger Θ̂")
+            lowest = min(values)
+            raise ConfigurationError(f"{db}: not every label is trained past Θ̂ = {shown} ({listed}); "
+                                     f"train further (`clparse train --until-theta {lowest:g}`) or pick a larger Θ̂")
         if counts and not any(counts.values()):
-            raise ConfigurationError(f"{db}: Θ̂ = {theta:g} is above every label's first Θ, so no tree would be "
+            raise ConfigurationError(f"{db}: Θ̂ = {shown} is above every label's first Θ, so no tree would be "
                                      f"used (a parser that builds nothing); {usable_range(connection)}")
         ensembles = {label: _ensemble(connection, label, count) for label, count in counts.items()}
         f = schema.features
@@ -156,9 +174,10 @@ def load_model(db: str | Path, theta: float) -> ParserModel:
                                    .where(schema.vocabulary.c.run_id == run["id"])).all()
     engine.dispose()
     settings = config["settings"]
-    return ParserModel(theta, ensembles, feature_ids, run_vocabulary(settings, words),
+    return ParserModel(max(values), ensembles, feature_ids, run_vocabulary(settings, words),
                        FeatureConfig.from_dict(settings["features"]), settings["max_children"], db,
-                       bool(settings.get("constraints", False)))
+                       bool(settings.get("constraints", False)),
+                       None if isinstance(theta, (int, float)) else dict(theta))
 
 
 def _ensemble(connection: sa.Connection, label: str, count: int) -> LabelEnsemble:

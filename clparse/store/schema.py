@@ -25,7 +25,7 @@ from sqlalchemy import (
 #: ``PRAGMA application_id`` of every clparse database ("clpa"): tells a clparse file from any other SQLite file.
 APPLICATION_ID = 0x636C7061
 #: Newest schema revision this clparse knows (the Alembic head).
-SCHEMA_REVISION = "0004"
+SCHEMA_REVISION = "0005"
 
 metadata = MetaData()
 
@@ -243,6 +243,20 @@ calibration_points = Table(
     Column("precision", Float, nullable=False),
     Column("f1", Float, nullable=False),
     Column("exact", Float, nullable=False),  # % of sentences parsed exactly right
+    Column("seconds", Float, nullable=False),
+    Column("finished_at", String, nullable=False),
+)
+
+# Per-label Θ̂ (revision 0005): each coordinate-ascent trial (one label moved to one Θ̂ of the grid, the
+# dev F1 with it); the accepted ones, replayed from the global best Θ̂, are the per-label assignment.
+label_theta_steps = Table(
+    "label_theta_steps", metadata,
+    Column("calibration_id", Integer, ForeignKey("calibrations.id", ondelete="CASCADE"), primary_key=True),
+    Column("step", Integer, primary_key=True),
+    Column("label", String, nullable=False),
+    Column("theta", Float, nullable=False),
+    Column("f1", Float, nullable=False),
+    Column("accepted", Boolean, nullable=False),
     Column("seconds", Float, nullable=False),
     Column("finished_at", String, nullable=False),
 )

@@ -55,14 +55,15 @@ def test_cli_tokens_from_stdin(trained_db: Path) -> None:
     result = invoke(["parse", "--db", trained_db, "--theta", "3", "--beam", "1"],
                     "The dog barked at the cat .\n\nShe sleeps .\n")
     assert result.exit_code == 0, result.stderr
-    trees = output_trees(result.stdout)
-    assert len(trees) == 2
+    lines = result.stdout.splitlines()
+    assert len(lines) == 3 and lines[1] == "(ROOT)"  # one output line per input line, an empty one (ROOT)
+    trees = output_trees(lines[0] + "\n" + lines[2])
     assert [t.words() for t in trees] == [["The", "dog", "barked", "at", "the", "cat", "."],
                                           ["She", "sleeps", "."]]
     assert all(t.label == "ROOT" for t in trees)
-    assert "-:2: empty line skipped" in result.stderr
+    assert "-:2: empty line; its output is (ROOT), so output lines stay aligned with input" in result.stderr
     assert "parser at Θ̂ = 3:" in result.stderr
-    assert "parsed 2 sentence(s); 0 flat fallback(s)" in result.stderr
+    assert "parsed 3 sentence(s); 0 flat fallback(s); 0 completed greedily at the pop cap" in result.stderr
 
 
 def test_cli_tagged_input_keeps_tags(trained_db: Path) -> None:

@@ -13,7 +13,6 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from clparse.preprocess.transforms import PUNCTUATION_TAGS
 from clparse.preprocess.heads import (
     BORROWED_RULES,
     COORDINATORS,
@@ -26,6 +25,7 @@ from clparse.preprocess.heads import (
     WRAPPERS,
     base_label,
 )
+from clparse.preprocess.transforms import PUNCTUATION_TAGS
 
 NONE = "<none>"
 _MODES = {LEFT: 0, RIGHT: 1, LEFT_ANY: 2, RIGHT_ANY: 3}

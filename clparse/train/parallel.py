@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from clparse.boost.booster import BoostSettings, IterationResult
-from clparse.errors import ClparseError, ConfigurationError, LabelClaimedError
-from clparse.store.database import describe, is_damage, is_full, quick_check
+from clparse.errors import ClparseError, ConfigurationError, DatabaseError, LabelClaimedError
+from clparse.store.database import DAMAGED, describe, is_damage, is_full, quick_check
 from clparse.store.training import TrainingStore
 from clparse.train.label import train_label
 from clparse.train.stopping import StopRule, default_theta_floor
@@ -142,15 +142,19 @@ def _train_parallel(db: str | Path, labels: list[str], settings: BoostSettings, 
     # worker has made sure its parent is alive (clparse.train.worker).
     rule_values = (rule.until_theta, rule.max_iterations, rule.max_splits)
 
+    damage: list[str] = []
+
     def collect(label: str, state: str, error: str | None) -> None:
         summary.states[label] = state
         if state == "refused":
             summary.refused[label] = error or ""
         elif error:
             summary.failures[label] = error
+            if DAMAGED in error:
+                damage.append(error)
 
     while pending or running:
-        stopping = should_stop()
+        stopping = should_stop() or bool(damage)  # a damaged file: the other workers must stop writing too
         if stopping and not forwarded:
             for _, process in running.values():
                 process.terminate()  # SIGTERM: the worker finishes its iteration, commits, and pauses
@@ -183,3 +187,5 @@ def _train_parallel(db: str | Path, labels: list[str], settings: BoostSettings, 
         except Exception:  # queue.Empty
             continue
     store.engine.dispose()
+    if damage:
+        raise DatabaseError(damage[0])

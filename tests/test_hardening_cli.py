@@ -489,12 +489,13 @@ def test_a_worker_checks_its_parent_before_importing_the_trainer() -> None:
 
 @pytest.mark.parametrize("args", [["--help"], ["sql", "SELECT 1"], ["status"]], ids=["help", "sql", "status"])
 def test_quick_commands_do_not_import_the_trainer(trained_db: Path, args: list[str]) -> None:
-    """numba, scipy and the booster take seconds to import under load; these commands never need them."""
+    """numba, scipy, the booster (seconds under load) and Alembic: these commands never need them."""
     argv = ["clparse", *args] if args == ["--help"] else ["clparse", args[0], "--db", str(trained_db), *args[1:]]
     code = ("import sys\nfrom cli import main\n"
             f"sys.argv = {argv!r}\n"
             "try:\n    main()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
-            "heavy = sorted(m for m in ('numba', 'scipy', 'clparse.boost', 'matplotlib', 'nltk') if m in sys.modules)\n"
+            "heavy = sorted(m for m in ('numba', 'scipy', 'clparse.boost', 'matplotlib', 'nltk', 'alembic')\n"
+            "               if m in sys.modules)\n"
             "print('heavy:', heavy, file=sys.stderr)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=120)
     assert done.returncode == 0, done.stderr

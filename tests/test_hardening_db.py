@@ -168,3 +168,13 @@ def test_training_failures_are_described_in_one_line() -> None:
     assert is_full(full)
     assert describe(full, "db.sqlite").startswith("db.sqlite: the disk is full; ")
     assert describe(ValueError("bad"), "db.sqlite") == "ValueError: bad"
+
+
+def test_known_revisions_agree_with_alembic() -> None:
+    """Item 13: the schema revisions are read from the migration files without importing Alembic."""
+    from alembic.script import ScriptDirectory
+
+    from clparse.store.database import _alembic_config, known_revisions
+
+    script = ScriptDirectory.from_config(_alembic_config())
+    assert known_revisions() == [rev.revision for rev in reversed(list(script.walk_revisions()))]

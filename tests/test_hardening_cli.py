@@ -569,3 +569,9 @@ def test_train_shows_labels_done_on_a_terminal(db_copy: Path) -> None:
     assert "training: 2/2 labels (100 %)" in shown
     done = clparse("train", "--db", db_copy, "--labels", "ADVP,ADJP", "--until-theta", "2")
     assert done.returncode == 0 and "training:" not in done.stderr  # a log gets no progress lines
+
+
+def test_calibrate_thetas_are_checked_and_named(trained_db: Path) -> None:
+    """Was a ValueError traceback."""
+    done = clparse("calibrate", "--db", trained_db, "--thetas", "20,abc")
+    assert one_error(done, 2) == "Error: Invalid value for '--thetas': '20,abc' is not a comma-separated list of numbers"

@@ -19,7 +19,7 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
@@ -34,7 +34,9 @@ from clparse.search.restore import flat_tree, item_tree, restore_tokens
 from clparse.store import schema
 from clparse.store.database import open_engine
 from clparse.store.tagger import NONE_TAG, load_tagger
-from clparse.tag import Tagger
+
+if TYPE_CHECKING:
+    from clparse.tag import Tagger
 
 
 def escape(token: str) -> str:
@@ -86,8 +88,19 @@ class Parser:
                  options: SearchOptions = SearchOptions()) -> None:
         self.model = model
         self.preprocess = preprocess
-        self.tagger = tagger
+        self._tagger = tagger
         self.options = options
+        self._tagger_db: Path | None = None  # the stored tagger, loaded when first needed (NLTK is slow to import)
+
+    @property
+    def tagger(self) -> Tagger | None:
+        if self._tagger is None and self._tagger_db is not None:
+            self._tagger, self._tagger_db = load_tagger(self._tagger_db), None
+        return self._tagger
+
+    @tagger.setter
+    def tagger(self, tagger: Tagger | None) -> None:
+        self._tagger, self._tagger_db = tagger, None
 
     @classmethod
     def from_db(cls, db: str | Path, theta: float | str = "best", **options: Any) -> Parser:
@@ -96,7 +109,7 @@ class Parser:
 
         value = best_theta(db) if theta == "best" else float(theta)  # "best" may be a Θ̂ per label
         parser = cls.from_model(db, load_model(db, value), SearchOptions(**options))
-        parser.tagger = load_tagger(db)
+        parser._tagger_db = Path(db)
         return parser
 
     @classmethod

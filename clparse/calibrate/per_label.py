@@ -25,8 +25,8 @@ from clparse.evaluate import EvalbParams, evaluate
 from clparse.rebuild.model import load_model
 from clparse.store import schema
 from clparse.store.database import open_engine
+from clparse.store.stamps import now
 from clparse.store.tagger import load_tagger
-from clparse.store.training import now
 
 
 @dataclass

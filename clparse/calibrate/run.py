@@ -31,8 +31,8 @@ from clparse.read.tree import Tree
 from clparse.rebuild.model import ParserModel, load_model, trees_at_theta
 from clparse.store import schema
 from clparse.store.database import open_engine
+from clparse.store.stamps import now
 from clparse.store.tagger import NONE_TAG, load_tagger
-from clparse.store.training import now
 
 EQUIVALENT = {"PRT": "ADVP"}  # COLLINS.prm's EQ_LABEL, for the per-label table
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
@@ -13,8 +14,10 @@ from clparse.read import read_trees
 from clparse.read.ptb import parse_tree
 from clparse.store import schema
 from clparse.store.database import open_engine
-from clparse.store.training import now
-from clparse.tag import Tagger
+from clparse.store.stamps import now
+
+if TYPE_CHECKING:
+    from clparse.tag import Tagger
 
 NONE_TAG = "-NONE-"
 
@@ -49,6 +52,8 @@ def ensure_tagger(db: str | Path, train_files: Sequence[str | Path] = ()) -> tup
         train = [_tagged(tree) for split, tree in rows if split == "train"]
     dev = [_tagged(tree) for split, tree in rows if split == "dev"]
     start = time.perf_counter()
+    from clparse.tag import Tagger  # NLTK (and through it scipy) only when a tagger is trained or used
+
     tagger = Tagger.train(train)
     seconds = time.perf_counter() - start
     accuracy = tagger.accuracy(dev) if dev else None
@@ -64,4 +69,8 @@ def load_tagger(db: str | Path) -> Tagger | None:
     with engine.connect() as connection:
         text = connection.execute(sa.select(schema.taggers.c.model_json)).scalar()
     engine.dispose()
-    return None if text is None else Tagger.from_json(text)
+    if text is None:
+        return None
+    from clparse.tag import Tagger
+
+    return Tagger.from_json(text)

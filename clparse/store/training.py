@@ -12,7 +12,6 @@ import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +22,10 @@ from clparse.boost.booster import BoostSettings, IterationResult
 from clparse.errors import ConfigurationError, DatabaseError, LabelClaimedError
 from clparse.store import schema
 from clparse.store.database import open_engine
+from clparse.store.stamps import now
 
 #: States a label's training can be in (``label_training.state``).
 STATES = ("training", "paused", "stopped", "converged", "failed")
-
-
-def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 @dataclass

@@ -615,3 +615,14 @@ def test_maxmin_order_is_compatible_with_adding_inferences(a: list[float], b: li
         assert kac < kbc
     elif ka == kb:
         assert kac == kbc
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([-2.0, -0.5, 0.0, 0.5, 1.0, 3.0]) | st.floats(-5, 5), max_size=400))
+def test_partial_ranking_is_exactly_the_stable_sort(values: list[float]) -> None:
+    import numpy as np
+
+    from clparse.search.best_first import _stable_descending
+
+    confidence = np.array(values, dtype=np.float64)
+    assert list(_stable_descending(confidence)) == np.argsort(-confidence, kind="stable").tolist()

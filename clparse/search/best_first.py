@@ -46,9 +46,8 @@ class Scorer(Protocol):
 def ranked(found: CandidateArrays | Sequence[Scored]) -> Iterator[Scored]:
     """Candidates best confidence first, equal confidences in candidate order (lazily: callers stop early)."""
     if isinstance(found, CandidateArrays):
-        order = np.argsort(-found.confidence, kind="stable")
         first, end, label, confidence, labels = found.first, found.end, found.label, found.confidence, found.labels
-        for i in order:
+        for i in _stable_descending(confidence):
             yield int(first[i]), int(end[i]), labels[label[i]], float(confidence[i])
     else:
         yield from sorted(found, key=lambda c: -c[3])  # stable: ties keep candidate order
@@ -71,6 +70,25 @@ class SearchResult:
     pops: int
     reason: str = ""  # why search gave up, or why it completed greedily
     completed: bool = False  # the parse was finished greedily after the pop cap (or an empty agenda)
+
+
+HEAD = 32  # candidates ranked before the rest: offering usually stops within the first few
+
+
+def _stable_descending(confidence: np.ndarray) -> Iterator[int]:
+    """Indices by descending confidence, ties in index order: exactly a stable argsort of -confidence.
+
+    Long sentences have thousands of candidates per state and offering rarely looks past a few, so the
+    best ``HEAD`` (with every candidate tied with the last of them) are sorted first, the rest only
+    if they are reached. Both parts keep index order among ties, so the sequence is the full sort's.
+    """
+    negated = -confidence
+    if len(negated) <= 4 * HEAD:
+        yield from np.argsort(negated, kind="stable").tolist()
+        return
+    bound = np.partition(negated, HEAD - 1)[HEAD - 1]
+    for part in (np.flatnonzero(negated <= bound), np.flatnonzero(negated > bound)):
+        yield from part[np.argsort(negated[part], kind="stable")].tolist()
 
 
 def search(leaves: list[Item], scorer: Scorer, *, beam: int = 1000, max_pops: int = 10_000,

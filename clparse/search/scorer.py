@@ -117,7 +117,7 @@ class CandidateScorer:
         items = self._items(frontier)
         ids = items.frontier(frontier)
         n, k = len(ids), self.max_children
-        spans = sum(min(k, n - first) for first in range(n))
+        spans = span_count(n, k)
         self._room(spans, spans * len(self.labels), row_capacity(k, items.size))
         out, cache, c = self._out, self.cache, self.compiled
         before = len(cache)
@@ -130,6 +130,11 @@ class CandidateScorer:
         self.scored += len(cache) - before
         return CandidateArrays(out["first"][:count], out["end"][:count], out["label"][:count], out["conf"][:count],
                                self.labels)
+
+
+def span_count(n: int, k: int) -> int:
+    """Runs of 1..k consecutive items among n: Σ_first min(k, n - first)."""
+    return n * (n + 1) // 2 if n <= k else n * k - k * (k - 1) // 2
 
 
 def compiled(model: ParserModel) -> CompiledModel:
@@ -148,7 +153,7 @@ def state_rows(model: CompiledModel, items: ItemTable, frontier: np.ndarray) -> 
     ``full_table=True`` so that every stored feature has its id.
     """
     n, k = len(frontier), model.model.max_children
-    spans = sum(min(k, n - first) for first in range(n))
+    spans = span_count(n, k)
     size = row_capacity(k, items.size)
     out_first = np.empty(spans * len(model.labels), dtype=np.int32)
     out_end, out_label = np.empty_like(out_first), np.empty_like(out_first)

@@ -83,7 +83,9 @@ def write_dev(db: Path, gold: Path, tokens: Path) -> None:
 def run_row(index: int, prepare_args: list[str], train_args: list[str], args: argparse.Namespace,
             gold: Path) -> dict[str, object]:
     db = args.out / f"row-{index}.sqlite"
-    if not db.exists():
+    if db.exists():
+        clparse("init", "--db", str(db))  # a row made by an older clparse: upgrade it (after a backup)
+    else:
         clparse("prepare", "--db", str(db), "--train", str(GUM / "train"), "--dev", str(GUM / "dev"),
                 *prepare_args)
     words = args.out / "dev.tokens"

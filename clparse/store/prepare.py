@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -35,10 +35,11 @@ from clparse.preprocess import (
 )
 from clparse.read import read_trees
 from clparse.read.ptb import format_tree
+from clparse.read.tree import Tree
 from clparse.store import schema
 from clparse.store.database import check_database
 from clparse.store.engine import make_engine
-from clparse.store.tagger import ensure_tagger
+from clparse.store.tagger import NONE_TAG, ensure_tagger
 
 UNKNOWN_WORDS = ("unk", "signatures")
 CHUNK_ROWS = 65_536  # rows per feature-matrix blob: ~30 MB, well under SQLite's 1 GB blob limit
@@ -138,9 +139,10 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
                             "use a new --db for a new run (runs are never mixed)")
     start = time.perf_counter()
     summary = PrepareSummary(True, 1, "")
+    tagged: list[list[tuple[str, str]]] = []
     try:
         with engine.begin() as connection:
-            _prepare_in(connection, digest, files, settings, summary, progress, total)
+            _prepare_in(connection, digest, files, settings, summary, progress, total, tagged)
             summary.seconds = time.perf_counter() - start
             connection.execute(schema.runs.update().where(schema.runs.c.id == summary.run_id)
                                .values(seconds=summary.seconds))
@@ -149,7 +151,7 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
                             f"{exc.orig}") from None
     finally:
         engine.dispose()
-    _, accuracy = ensure_tagger(db, train)
+    _, accuracy = ensure_tagger(db, train, train_sentences=tagged)  # the trees read once, every length
     summary.message = (f"prepared run {summary.run_id}: {summary.train_sentences} training sentences, "
                        f"{summary.dev_sentences} dev sentences, {summary.rows} feature rows, "
                        f"{summary.features} features, POS tagger {_accuracy(accuracy)}, {summary.seconds:.1f} s")
@@ -204,15 +206,23 @@ class _RowWriter:
         self.pending -= count
 
 
-def _read(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings,
-          summary: PrepareSummary) -> tuple[dict[str, list[Preprocessed]], dict[Path, int]]:
+def _noting(trees: Iterable[Tree], tagged: list[list[tuple[str, str]]]) -> Iterator[Tree]:
+    """The trees, each one's tokens also noted in ``tagged`` (for the tagger, which sees every length)."""
+    for tree in trees:
+        tagged.append([(w, t) for w, t in tree.tagged_words() if t != NONE_TAG])
+        yield tree
+
+
+def _read(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings, summary: PrepareSummary,
+          tagged: list[list[tuple[str, str]]]) -> tuple[dict[str, list[Preprocessed]], dict[Path, int]]:
     config = settings.preprocess_config()
     report = PreprocessReport()
     file_trees: dict[Path, int] = {}
     kept: dict[str, list[Preprocessed]] = {"train": [], "dev": []}
     for split, path, _ in files:
         before = report.sentences
-        kept[split] += preprocess_treebank(read_trees(path), config, report)
+        trees = _noting(read_trees(path), tagged) if split == "train" else read_trees(path)
+        kept[split] += preprocess_treebank(trees, config, report)
         file_trees[path] = report.sentences - before
     summary.preprocess = report.to_dict()
     if not kept["train"]:
@@ -222,9 +232,10 @@ def _read(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings,
 
 def _prepare_in(connection: sa.Connection, digest: str, files: Sequence[tuple[str, Path, str]],
                 settings: PrepareSettings, summary: PrepareSummary,
-                progress: Callable[[int], object] | None, total: Callable[[int], object] | None) -> None:
+                progress: Callable[[int], object] | None, total: Callable[[int], object] | None,
+                tagged: list[list[tuple[str, str]]]) -> None:
     """Read, generate and write the whole run inside the caller's transaction."""
-    kept, file_trees = _read(files, settings, summary)
+    kept, file_trees = _read(files, settings, summary, tagged)
     train = kept["train"]
     vocabulary = Vocabulary.build((w for p in train for w in p.tree.words()), settings.vocab_min,
                                   settings.unknown_words == "signatures")

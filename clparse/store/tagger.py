@@ -27,12 +27,14 @@ def _tagged(gold_tree: str) -> list[tuple[str, str]]:
     return [(w, t) for w, t in parse_tree(gold_tree).tagged_words() if t != NONE_TAG]
 
 
-def ensure_tagger(db: str | Path, train_files: Sequence[str | Path] = ()) -> tuple[bool, float | None]:
+def ensure_tagger(db: str | Path, train_files: Sequence[str | Path] = (),
+                  train_sentences: Sequence[Sequence[tuple[str, str]]] | None = None) -> tuple[bool, float | None]:
     """Train and store the run's tagger unless it is there: (trained now, dev accuracy).
 
     A tagger sees whole sentences of any length, so it learns from every tree of ``train_files``
-    (the length filter is for the parser); without files, from the stored training sentences.
-    Accuracy is measured on the stored dev sentences.
+    (the length filter is for the parser), or from ``train_sentences`` when the caller has read them
+    already; without either, from the stored training sentences. Accuracy is measured on the stored
+    dev sentences.
     """
     engine = open_engine(db)
     s, tg = schema.sentences, schema.taggers
@@ -45,7 +47,9 @@ def ensure_tagger(db: str | Path, train_files: Sequence[str | Path] = ()) -> tup
             return False, existing[0]
         rows = connection.execute(sa.select(s.c.split, s.c.gold_tree).where(s.c.run_id == run_id)
                                   .order_by(s.c.split, s.c.position)).all()
-    if train_files:
+    if train_sentences is not None:
+        train = [list(sentence) for sentence in train_sentences]
+    elif train_files:
         train = [[(w, t) for w, t in tree.tagged_words() if t != NONE_TAG]
                  for path in train_files for tree in read_trees(path)]
     else:

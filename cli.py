@@ -769,6 +769,46 @@ def _calibrate_per_label(db: Path, settings: object, passes: int) -> None:
         click.echo("stopped; run the same command again to resume", err=True)
 
 
+@main.command("tag", cls=_ManyValues)
+@DB_OPTION
+@click.argument("files", nargs=-1)
+@click.option("--eval", "gold", multiple=True, type=TREEBANK, callback=_treebank_files,
+              help="Instead of tagging FILES: tag the words of these gold treebank files (or directories) and "
+                   "report accuracy, speed and the commonest confusions.")
+@click.option("--top", type=click.IntRange(min=0), default=20, show_default=True,
+              help="With --eval: how many (gold, tagged) confusions to list.")
+@click.option("--json", "as_json", is_flag=True, help="With --eval: print JSON.")
+def tag_command(db: Path, files: tuple[str, ...], gold: tuple[Path, ...], top: int, as_json: bool) -> None:
+    """Tag tokenized text with the run's stored POS tagger: one sentence per line in, word/TAG out.
+
+    Reads FILES (or stdin, or -) one sentence per line, tokens separated by spaces; writes the same
+    lines with each token as word/TAG (an empty line stays empty). With --eval GOLD, tags the words of
+    the gold trees instead and compares.
+
+    \b
+    echo "The dog barked ." | clparse tag --db db/quickstart.sqlite
+    clparse tag --db db/quickstart.sqlite --eval gum/dev
+    """
+    from clparse.read.sentences import read_sentences
+    from clparse.store.tagger import NONE_TAG, load_tagger
+
+    tagger = load_tagger(db)
+    if tagger is None:
+        raise ClparseError(f"{db} has no tagger; run `clparse prepare` again with the same inputs to add one")
+    if gold:
+        from clparse.read import read_trees
+        from clparse.tag.evaluate import evaluate_tagger
+
+        sentences = ([(w, t) for w, t in tree.tagged_words() if t != NONE_TAG]
+                     for path in gold for tree in read_trees(path))
+        report = evaluate_tagger(tagger, sentences)
+        click.echo(json.dumps(report.to_dict(top), indent=2) if as_json else report.format(top))
+        return
+    for sentence in read_sentences(files or ("-",), "tokens", lambda _: None):
+        words = [str(w) for w in sentence]
+        click.echo(" ".join(f"{w}/{t}" for w, t in zip(words, tagger.tag(words))) if words else "")
+
+
 @main.command("report")
 @DB_OPTION
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE.png",

@@ -600,17 +600,27 @@ class _Theta(click.ParamType):
         return theta
 
 
+def search_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--beam, --max-pops and --aggregator, the same for every command that searches (parse, calibrate)."""
+    for option in reversed((
+        click.option("--beam", type=click.IntRange(min=1), default=1000, show_default=True,
+                     help="Agenda size; 1 parses greedily."),
+        click.option("--max-pops", type=click.IntRange(min=1), default=10_000, show_default=True,
+                     help="After this many popped states, finish the sentence greedily from the best state "
+                          "(with a warning) instead of searching on."),
+        click.option("--aggregator", type=click.Choice(["maxmin", "sum"]), default="maxmin", show_default=True,
+                     help="Max-min confidence (the paper) or summed logistic loss (Eq. 15)."),
+    )):
+        command = option(command)
+    return command
+
+
 @main.command("parse")
 @DB_OPTION
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @click.option("--theta", type=_Theta(), default="best", show_default=True, metavar="X|best",
               help="Θ̂ at which to rebuild the classifiers, or 'best' (from `clparse calibrate`).")
-@click.option("--beam", type=click.IntRange(min=1), default=1000, show_default=True,
-              help="Agenda size; 1 parses greedily.")
-@click.option("--max-pops", type=click.IntRange(min=1), default=10_000, show_default=True,
-              help="Give up on a sentence (flat tree, warning) after this many popped states.")
-@click.option("--aggregator", type=click.Choice(["maxmin", "sum"]), default="maxmin", show_default=True,
-              help="Max-min confidence (the paper) or summed logistic loss (Eq. 15).")
+@search_options
 @click.option("--input-format", type=click.Choice(["tokens", "tagged", "ptb"]), default="tokens",
               show_default=True, help="Lines of tokens (tagged by the stored tagger), lines of word/TAG, "
                                       "or PTB trees (their gold tags are used).")
@@ -697,9 +707,7 @@ def _thetas(ctx: click.Context, param: click.Parameter, value: str | None) -> li
               help="Θ̂ values to try (default: up to --points stored Θ values at which every label is trained).")
 @click.option("--points", type=click.IntRange(min=1), default=12, show_default=True,
               help="Size of the default grid.")
-@click.option("--beam", type=click.IntRange(min=1), default=1000, show_default=True)
-@click.option("--max-pops", type=click.IntRange(min=1), default=10_000, show_default=True)
-@click.option("--aggregator", type=click.Choice(["maxmin", "sum"]), default="maxmin", show_default=True)
+@search_options
 @click.option("--tags", type=click.Choice(["gold", "tagger"]), default="gold", show_default=True,
               help="Parse the dev set with its gold tags or with the stored tagger's.")
 @click.option("--per-label", is_flag=True,

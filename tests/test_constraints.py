@@ -155,3 +155,24 @@ def test_unknown_word_signatures_are_a_stored_setting(tmp_path: Path) -> None:
     assert not run_vocabulary({"vocab_min": 5}, words).signatures  # a run from before the setting
     with pytest.raises(ConfigurationError):
         PrepareSettings(unknown_words="shapes")
+
+
+def test_max_words_zero_keeps_every_length(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import read_rows
+
+    long = "(ROOT (S (NP (DT The) (NN dog)) (VP (VBD saw) " + " ".join(["(NP (DT a) (NN cat))"] * 9) + ")))"
+    treebank = tmp_path / "train.ptb"
+    treebank.write_text("(ROOT (S (NP (PRP I)) (VP (VBD ran))))\n" + long + "\n")
+    clparse = str(Path(sys.executable).with_name("clparse"))
+    for flag, expected in (([], 1), (["--max-words", "0"], 2)):
+        db = tmp_path / f"db{len(flag)}.sqlite"
+        subprocess.run([clparse, "prepare", "--db", str(db), "--train", str(treebank), *flag], check=True,
+                       capture_output=True)
+        assert read_rows(db, "SELECT count(*) FROM sentences WHERE split = 'train'") == [(expected,)]
+    [(stored,)] = read_rows(tmp_path / "db2.sqlite", "SELECT json_extract(config_json, '$.settings.max_words') FROM runs")
+    assert stored is None
+    with pytest.raises(ConfigurationError):
+        PrepareSettings(max_words=0)

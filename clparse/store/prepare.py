@@ -47,7 +47,7 @@ CHUNK_ROWS = 65_536  # rows per feature-matrix blob: ~30 MB, well under SQLite's
 
 @dataclass(frozen=True)
 class PrepareSettings:
-    max_words: int = 15
+    max_words: int | None = 15  # None: every sentence, whatever its length
     seed: int = 0
     max_children: int = 5
     vocab_min: int = 5
@@ -57,6 +57,8 @@ class PrepareSettings:
     unknown_words: str = "unk"  # rare words: one "unk", or "signatures" (shape and suffix, issue #11)
 
     def __post_init__(self) -> None:
+        if self.max_words is not None and self.max_words < 1:
+            raise ConfigurationError(f"max_words must be at least 1 (or None for every length), got {self.max_words}")
         if self.max_children < 1:
             raise ConfigurationError(f"max_children must be at least 1, got {self.max_children}")
         if self.vocab_min < 1:

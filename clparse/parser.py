@@ -142,6 +142,18 @@ class Parser:
         for sentence in sentences:
             yield self.parse(sentence)
 
+    def parse_document(self, sentences: Sequence[Sentence], progress: bool = True) -> list[ParseResult]:
+        """Parse a document (a list of sentences) in order, with a progress line (count, rate, ETA) on
+        stderr when it is a terminal."""
+        from clparse.progress import Progress
+
+        results: list[ParseResult] = []
+        with Progress("parsing", len(sentences), "sentences", enabled=None if progress else False) as bar:
+            for sentence in sentences:
+                results.append(self.parse(sentence))
+                bar.update()
+        return results
+
     def parse_tagged(self, tagged: Sequence[tuple[str, str]]) -> ParseResult:
         """Parse a sentence whose tags are given (empty elements, tagged -NONE-, are dropped)."""
         tagged = [(w, t) for w, t in tagged if t != NONE_TAG]

@@ -315,3 +315,12 @@ def test_quality_floor_on_the_sample_dev_set(trained_db: Path, beam: int) -> Non
     test = [parser.parse_tagged([(w, t) for w, t in g.tagged_words() if t != "-NONE-"]).tree for g in gold]
     f1 = evaluate(gold, test, EvalbParams()).all.f1
     assert f1 >= QUALITY_FLOOR[beam], f"sample dev F1 {f1:.2f} fell below the floor {QUALITY_FLOOR[beam]}"
+
+
+def test_parse_document_keeps_order_and_draws_progress_only_when_asked(trained_db: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    parser = Parser.from_db(trained_db, theta=THETA, beam=1)
+    sentences = ["The dog barked .", "", [("She", "PRP"), ("sleeps", "VBZ")]]
+    results = parser.parse_document(sentences)
+    assert [str(r.tree) for r in results] == [str(parser.parse(s).tree) for s in sentences]
+    assert capsys.readouterr().err == ""  # stderr is not a terminal here: no progress line

@@ -14,9 +14,12 @@ from typing import Any
 
 import numpy as np
 
+from clparse.boost.l1 import grow_tree_l1
 from clparse.boost.loss import LOSSES, example_weights, total_loss
 from clparse.boost.tree import GrownTree, grow_tree
 from clparse.errors import ConfigurationError
+
+RULES = ("mrl", "l1")
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,10 @@ class BoostSettings:
     # iteration t (Σ w / Σ m). Schapire & Singer (1999) suggest ε = 1/(2N) for weights summing to 1,
     # i.e. smoothing = 0.5. 0 keeps the paper's fixed ε.
     smoothing: float = 0.0
+    # How trees are grown (issue #11): "mrl", the paper's (ΔZ splits under Θ, κ = ½ ln(W+/W−)), or "l1",
+    # the authors' 2006 release (|W+ − W−| gains and confidences under an ℓ1 penalty λ that takes Θ's place;
+    # see clparse.boost.l1). Logistic loss only.
+    rule: str = "mrl"
 
     def __post_init__(self) -> None:
         if self.loss not in LOSSES:
@@ -41,6 +48,12 @@ class BoostSettings:
             raise ConfigurationError(f"epsilon must be positive, got {self.epsilon}")
         if not (self.smoothing >= 0 and math.isfinite(self.smoothing)):
             raise ConfigurationError(f"smoothing must be a non-negative number, got {self.smoothing}")
+        if self.rule not in RULES:
+            raise ConfigurationError(f"unknown tree rule {self.rule!r}; choose one of {', '.join(RULES)}")
+        if self.rule == "l1" and self.loss != "logistic":
+            raise ConfigurationError("the l1 rule's confidences are for the logistic loss only")
+        if self.rule == "l1" and self.smoothing:
+            raise ConfigurationError("--smoothing is for the mrl rule; the l1 rule's penalty tempers confidences")
         if self.checkpoint_every < 1:
             raise ConfigurationError(f"checkpoint_every must be at least 1, got {self.checkpoint_every}")
 
@@ -113,11 +126,19 @@ class Booster:
         start = time.perf_counter()
         weights = self.weights()
         loss_before = self.loss()
-        tree = grow_tree(self.indptr, self.indices, self.n_features, self.positive, weights, self.multiplicity,
-                         self.theta, self.settings.max_depth, self.settings.leaf_epsilon(weights, self.multiplicity))
+        if self.settings.rule == "l1":
+            grown = grow_tree_l1(self.indptr, self.indices, self.n_features, self.y, weights, self.multiplicity,
+                                 self.margins, self.theta, self.settings.max_depth)
+            if grown is None:
+                return None
+            tree = grown
+        else:
+            tree = grow_tree(self.indptr, self.indices, self.n_features, self.positive, weights, self.multiplicity,
+                             self.theta, self.settings.max_depth,
+                             self.settings.leaf_epsilon(weights, self.multiplicity))
+            if tree.splits == 0:
+                return None
         search_seconds = time.perf_counter() - start
-        if tree.splits == 0:
-            return None
         values = tree.arrays()[3]
         self.margins += values[tree.leaf_of]
         self._loss = None

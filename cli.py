@@ -513,12 +513,12 @@ class _StopFlag:
 @click.option("--smoothing", type=click.FloatRange(min=0.0), default=0.0, show_default=True,
               help="Leaf smoothing: ε = 1e-8 + S × the mean weight of a candidate example, so a leaf holding a "
                    "few examples gets a modest confidence (0.5 is Schapire & Singer's ε = 1/2N; 0: the paper's).")
-@click.option("--rule", type=click.Choice(["mrl", "l1"]), default="mrl", show_default=True,
+@click.option("--rule", "tree_rule", type=click.Choice(["mrl", "l1"]), default="mrl", show_default=True,
               help="How trees grow: mrl, the paper's (ΔZ splits under Θ, κ = ½ ln W+/W−), or l1, the authors' "
                    "2006 release (splits and confidences pay an ℓ1 penalty λ, which takes Θ's place).")
 def train_command(db: Path, labels: str | None, until_theta: float | None, max_iterations: int | None,
                   max_splits: int | None, jobs: int, stumps: bool, max_depth: int | None, loss: str,
-                  checkpoint_every: int, smoothing: float, rule: str) -> None:
+                  checkpoint_every: int, smoothing: float, tree_rule: str) -> None:
     """Boost each label's decision trees (paper §2.1.2-2.1.3), resumably.
 
     Every iteration (tree, Θ, loss, weights checkpoint) is committed in one transaction: Ctrl-C or
@@ -534,7 +534,7 @@ def train_command(db: Path, labels: str | None, until_theta: float | None, max_i
     if stumps and max_depth not in (None, 1):
         raise click.UsageError("--stumps means --max-depth 1")
     settings = BoostSettings(loss=loss, max_depth=1 if stumps else max_depth, checkpoint_every=checkpoint_every,
-                             smoothing=smoothing, rule=rule)
+                             smoothing=smoothing, rule=tree_rule)
     chosen = [x.strip() for x in labels.split(",") if x.strip()] if labels else None
     chosen, rule = resolve(db, chosen, StopRule(until_theta, max_iterations, max_splits), settings)
     click.echo(f"training {len(chosen)} label(s) {rule.describe()}, {jobs} at a time; Ctrl-C pauses", err=True)

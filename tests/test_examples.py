@@ -102,15 +102,17 @@ def test_every_path_replays_to_its_gold_tree(raw: Tree) -> None:
     assert item_to_tree(replay(tree.tagged_words(), path), tree.words()) == tree
 
 
+def item(template: str, slot: str, label: str, tag: str, word: str) -> set[str]:
+    """The three features (label, headtag, headword) of one item position, readable."""
+    return {f"{template}[{slot}].label = {label}", f"{template}[{slot}].headtag = {tag}",
+            f"{template}[{slot}].headword = {word}"}
+
+
 def test_features_of_a_hand_worked_state() -> None:
     # state: NP(The dog) built; frontier = NP, saw/VBD, me/PRP. Candidate: VP over (VBD, PRP), head = VBD.
     leaves = leaf_items([("The", "DT"), ("dog", "NN"), ("saw", "VBD"), ("me", "PRP")])
     frontier = [build("NP", leaves[:2]), leaves[2], leaves[3]]
     got = candidate_features(frontier, 1, 3, head=0, config=FeatureConfig(context=1, exists_terminal=False))
-
-    def item(template: str, slot: str, label: str, tag: str, word: str) -> set[str]:
-        return {f"{template}[{slot}].label = {label}", f"{template}[{slot}].headtag = {tag}",
-                f"{template}[{slot}].headword = {word}"}
 
     none = ("<none>",) * 3
     expected = (
@@ -149,10 +151,6 @@ def test_richer_templates_of_a_hand_worked_state() -> None:
     config = FeatureConfig(context=1, child=False, grandchild=False, exists=False, exists_terminal=False,
                            child_extra=True, head_of_child=True, context_exists=True, length=True)
     got = candidate_features(frontier, 1, 4, head=0, config=config)
-
-    def item(template: str, slot: str, label: str, tag: str, word: str) -> set[str]:
-        return {f"{template}[{slot}].label = {label}", f"{template}[{slot}].headtag = {tag}",
-                f"{template}[{slot}].headword = {word}"}
 
     none = ("<none>",) * 3
     expected = (

@@ -23,8 +23,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from clparse.boost.kernels import route, slot_histograms
-from clparse.boost.tree import TIE_TOLERANCE, GrownTree, Node, _fill_totals, _placeholder, tree_arrays
+from clparse.boost.tree import TIE_TOLERANCE, GrownTree, Node, grow_levels
 
 BISECTION_STEPS = 80  # at most; a bracket of at most 64 reaches 1e-13 relative in about 45
 
@@ -94,62 +93,36 @@ def grow_tree_l1(indptr: np.ndarray, indices: np.ndarray, n_features: int, y: np
     A tree whose every leaf has κ = 0 is discarded and grown again with λ × ``decay``.
     """
     positive = y > 0
-    n = len(weights)
-    lam = lam_before
+    state = {"lam": lam_before, "root_gain": 0.0}
+
+    def l1(node: Node, histogram: np.ndarray) -> bool:
+        with_f, without_f, valid = split_gains(histogram, node.w_positive, node.w_negative)
+        if node.node == 0:  # the best unpenalised root split sets this tree's λ
+            raw = np.where(valid, with_f + without_f, 0.0)
+            state["root_gain"] = float(raw.max()) if valid.any() else 0.0
+            state["lam"] = min(state["lam"], decay * state["root_gain"])
+        lam = state["lam"]
+        gains = np.where(valid, penalised(with_f, lam) + penalised(without_f, lam), 0.0)
+        best = best_of(gains)
+        node.best_feature, node.best_gain = (best, float(gains[best])) if best >= 0 else (-1, 0.0)
+        own = float(penalised(abs(node.w_positive - node.w_negative), lam))
+        return best >= 0 and node.best_gain > (own if node.node == 0 else own * min_gain_factor)
+
     while True:
-        node_of = np.zeros(n, dtype=np.int32)
-        w_pos_all = np.where(positive, weights, 0.0)
-        w_neg_all = np.where(positive, 0.0, weights)
-        nodes = [_placeholder(0, None, 0)]
-        _fill_totals(nodes, [0], node_of, w_pos_all, w_neg_all, multiplicity)
-        open_nodes = [0]
-        root_gain = 0.0
-        while open_nodes:
-            slot_of_node = np.full(len(nodes), -1, dtype=np.int32)
-            slot_of_node[open_nodes] = np.arange(len(open_nodes), dtype=np.int32)
-            histograms = slot_histograms(indptr, indices, slot_of_node[node_of], weights, positive,
-                                         len(open_nodes), n_features)
-            next_open: list[int] = []
-            for s, node_id in enumerate(open_nodes):
-                node = nodes[node_id]
-                with_f, without_f, valid = split_gains(histograms[s], node.w_positive, node.w_negative)
-                if node_id == 0:
-                    raw = np.where(valid, with_f + without_f, 0.0)
-                    root_gain = float(raw.max()) if len(raw) and valid.any() else 0.0
-                    if root_gain <= 0.0:
-                        return None
-                    lam = min(lam, decay * root_gain)
-                gains = np.where(valid, penalised(with_f, lam) + penalised(without_f, lam), 0.0)
-                best = best_of(gains)
-                node.best_feature, node.best_gain = (best, float(gains[best])) if best >= 0 else (-1, 0.0)
-                own = float(penalised(abs(node.w_positive - node.w_negative), lam))
-                needed = own if node_id == 0 else own * min_gain_factor
-                deep_enough = max_depth is not None and node.depth >= max_depth
-                if best < 0 or node.best_gain <= needed or deep_enough:
-                    continue
-                node.feature = best
-                node.true_child, node.false_child = len(nodes), len(nodes) + 1
-                nodes.append(_placeholder(node.true_child, node_id, node.depth + 1))
-                nodes.append(_placeholder(node.false_child, node_id, node.depth + 1))
-                next_open += [node.true_child, node.false_child]
-            if not next_open:
-                break
-            feature, true_child, false_child, _ = tree_arrays(
-                [(nd.feature, nd.true_child, nd.false_child, None) for nd in nodes])
-            route(indptr, indices, node_of, feature, true_child, false_child)
-            _fill_totals(nodes, next_open, node_of, w_pos_all, w_neg_all, multiplicity)
-            open_nodes = next_open
+        nodes, node_of = grow_levels(indptr, indices, n_features, positive, weights, multiplicity, max_depth, l1)
+        if state["root_gain"] <= 0.0:
+            return None
         degenerate = True
         for node in nodes:
             if node.is_leaf:
                 mine = node_of == node.node
-                node.confidence = l1_confidence(y[mine], multiplicity[mine], margins[mine], lam)
+                node.confidence = l1_confidence(y[mine], multiplicity[mine], margins[mine], state["lam"])
                 degenerate = degenerate and node.confidence == 0.0
         if not degenerate:
-            return GrownTree(nodes, lam, root_gain, node_of)
-        lam *= decay  # the same margins again, a smaller penalty
-        if lam < 1e-300:
+            return GrownTree(nodes, state["lam"], state["root_gain"], node_of)
+        state["lam"] *= decay  # the same margins again, a smaller penalty
+        if state["lam"] < 1e-300:
             return None
 
 
-__all__ = ["Node", "grow_tree_l1", "l1_confidence", "penalised"]
+__all__ = ["grow_tree_l1", "l1_confidence", "penalised"]

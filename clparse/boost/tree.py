@@ -10,6 +10,7 @@ Ties between features (gains within :data:`TIE_TOLERANCE`) go to the lowest feat
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -108,10 +109,18 @@ def confidence(w_positive: float, w_negative: float, epsilon: float) -> float:
     return float(0.5 * np.log((w_positive + epsilon) / (w_negative + epsilon)))
 
 
-def grow_tree(indptr: np.ndarray, indices: np.ndarray, n_features: int, positive: np.ndarray,
-              weights: np.ndarray, multiplicity: np.ndarray, theta_before: float,
-              max_depth: int | None = None, epsilon: float = 1e-8) -> GrownTree:
-    """Grow q^t on examples (CSR rows with sorted indices) with weights w^t; ``theta_before`` is Θ^(t-1)."""
+SplitRule = Callable[[Node, np.ndarray], bool]  # sets node.best_*; says whether the node splits on its best
+
+
+def grow_levels(indptr: np.ndarray, indices: np.ndarray, n_features: int, positive: np.ndarray,
+                weights: np.ndarray, multiplicity: np.ndarray, max_depth: int | None,
+                splits: SplitRule) -> tuple[list[Node], np.ndarray]:
+    """Grow a tree level by level: one histogram pass per depth over the examples of the open leaves.
+
+    ``splits(node, histogram)`` (``histogram[0 | 1, f]``: W+ / W- of the node's examples having feature f)
+    records the node's best split and says whether to take it; the root is asked first, alone. Returns
+    the nodes (confidences not yet set) and the leaf each example ends in.
+    """
     n = len(weights)
     node_of = np.zeros(n, dtype=np.int32)
     w_pos_all = np.where(positive, weights, 0.0)
@@ -119,25 +128,16 @@ def grow_tree(indptr: np.ndarray, indices: np.ndarray, n_features: int, positive
     nodes = [_placeholder(0, None, 0)]
     _fill_totals(nodes, [0], node_of, w_pos_all, w_neg_all, multiplicity)
     open_nodes = [0]
-    theta = root_gain = 0.0
     while open_nodes:
         slot_of_node = np.full(len(nodes), -1, dtype=np.int32)
         slot_of_node[open_nodes] = np.arange(len(open_nodes), dtype=np.int32)
         histograms = slot_histograms(indptr, indices, slot_of_node[node_of], weights, positive,
                                      len(open_nodes), n_features)
+        next_open: list[int] = []
         for s, node_id in enumerate(open_nodes):
             node = nodes[node_id]
-            gains = split_gains(histograms[s], node.w_positive, node.w_negative)
-            best = best_split(gains)
-            node.best_feature, node.best_gain = (best, float(gains[best])) if best >= 0 else (-1, 0.0)
-        if nodes[0].depth == 0 and open_nodes == [0]:
-            root_gain = nodes[0].best_gain
-            theta = min(theta_before, root_gain)
-        next_open: list[int] = []
-        for node_id in open_nodes:
-            node = nodes[node_id]
             deep_enough = max_depth is not None and node.depth >= max_depth
-            if node.best_feature < 0 or node.best_gain < theta or deep_enough:
+            if not splits(node, histograms[s]) or deep_enough:
                 continue
             node.feature = node.best_feature
             node.true_child, node.false_child = len(nodes), len(nodes) + 1
@@ -151,10 +151,29 @@ def grow_tree(indptr: np.ndarray, indices: np.ndarray, n_features: int, positive
         route(indptr, indices, node_of, feature, true_child, false_child)
         _fill_totals(nodes, next_open, node_of, w_pos_all, w_neg_all, multiplicity)
         open_nodes = next_open
+    return nodes, node_of
+
+
+def grow_tree(indptr: np.ndarray, indices: np.ndarray, n_features: int, positive: np.ndarray,
+              weights: np.ndarray, multiplicity: np.ndarray, theta_before: float,
+              max_depth: int | None = None, epsilon: float = 1e-8) -> GrownTree:
+    """Grow q^t on examples (CSR rows with sorted indices) with weights w^t; ``theta_before`` is Θ^(t-1)."""
+    found = {"theta": 0.0, "root_gain": 0.0}
+
+    def mrl(node: Node, histogram: np.ndarray) -> bool:
+        gains = split_gains(histogram, node.w_positive, node.w_negative)
+        best = best_split(gains)
+        node.best_feature, node.best_gain = (best, float(gains[best])) if best >= 0 else (-1, 0.0)
+        if node.node == 0:  # the root's best gain sets Θ^t for the whole tree
+            found["root_gain"] = node.best_gain
+            found["theta"] = min(theta_before, node.best_gain)
+        return node.best_feature >= 0 and node.best_gain >= found["theta"]
+
+    nodes, node_of = grow_levels(indptr, indices, n_features, positive, weights, multiplicity, max_depth, mrl)
     for node in nodes:
         if node.is_leaf:
             node.confidence = confidence(node.w_positive, node.w_negative, epsilon)
-    return GrownTree(nodes, theta, root_gain, node_of)
+    return GrownTree(nodes, found["theta"], found["root_gain"], node_of)
 
 
 def _placeholder(node_id: int, parent: int | None, depth: int) -> Node:

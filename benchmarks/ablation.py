@@ -37,15 +37,27 @@ class Lever:
     name: str
     prepare: list[str] = field(default_factory=list)
     train: list[str] = field(default_factory=list)
+    replaces: list[str] = field(default_factory=list)  # train options of kept rows this lever takes the place of
 
 
+RICH = ["--template", "child-extra", "--template", "head-of-child", "--template", "context-exists",
+        "--template", "length"]
 LEVERS = [
     Lever("paper's settings (K = 5, one UNK, ε = 1e-8)"),
     Lever("+ candidate constraints", prepare=["--constraints"]),
     Lever("+ leaf smoothing 0.5", train=["--smoothing", "0.5"]),
     Lever("+ UNK signatures", prepare=["--unknown-words", "signatures"]),
     Lever("+ K = 7", prepare=["--max-children", "7"]),
+    Lever("+ richer templates", prepare=RICH),
+    Lever("ℓ1 rule instead of smoothing", train=["--rule", "l1"], replaces=["--smoothing", "0.5"]),
 ]
+
+
+def without(options: list[str], dropped: list[str]) -> list[str]:
+    """``options`` less the option/value pairs of ``dropped``."""
+    pairs = list(zip(options[::2], options[1::2]))
+    gone = set(zip(dropped[::2], dropped[1::2]))
+    return [x for pair in pairs if pair not in gone for x in pair]
 
 
 def clparse(*args: str, output: Path | None = None) -> str:
@@ -127,7 +139,8 @@ def main() -> None:
     rows = []
     previous: dict[str, object] | None = None
     for index, lever in enumerate(LEVERS[:args.rows]):
-        result = run_row(index, kept_prepare + lever.prepare, kept_train + lever.train, args, gold)
+        train_args = without(kept_train, lever.replaces) + lever.train
+        result = run_row(index, kept_prepare + lever.prepare, train_args, args, gold)
         p_value = None
         if previous is not None:
             report = json.loads(clparse("compare", str(gold), str(previous["parsed"]), str(result["parsed"]),
@@ -136,7 +149,7 @@ def main() -> None:
         kept = previous is None or float(result["f1"]) > float(previous["f1"])  # type: ignore[arg-type]
         if kept:
             kept_prepare += lever.prepare
-            kept_train += lever.train
+            kept_train = train_args
             previous = result
         rows.append((lever.name, result, p_value, kept))
         print(f"row {index} ({lever.name}): F1 {result['f1']:.2f}, kept: {kept}", file=sys.stderr, flush=True)

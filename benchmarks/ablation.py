@@ -26,7 +26,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import apsw
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from example_digest import read_rows
 
 GUM = Path(__file__).resolve().parents[2] / "shared" / "data" / "gum"
 CLPARSE = [str(Path(sys.executable).with_name("clparse"))]
@@ -70,14 +71,6 @@ def clparse(*args: str, output: Path | None = None) -> str:
     return result.stdout or ""
 
 
-def query(db: Path, sql: str) -> list[tuple]:
-    connection = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
-    try:
-        return [tuple(row) for row in connection.execute(sql)]
-    finally:
-        connection.close()
-
-
 def f1_of(gold: Path, test: Path) -> float:
     return json.loads(clparse("eval", str(gold), str(test), "--json"))["all"]["f1"]
 
@@ -106,8 +99,8 @@ def run_row(index: int, prepare_args: list[str], train_args: list[str], args: ar
     start = time.perf_counter()
     clparse("train", "--db", str(db), "--until-theta", str(args.until_theta), "--jobs", str(args.jobs), *train_args)
     clparse("calibrate", "--db", str(db), "--beam", str(args.beam))
-    [(best, calibration)] = query(db, "SELECT best_theta, id FROM calibrations ORDER BY updated_at DESC LIMIT 1")
-    [(splits, f1_grid)] = query(db, f"SELECT splits, f1 FROM calibration_points WHERE calibration_id = {calibration} "
+    [(best, calibration)] = read_rows(db, "SELECT best_theta, id FROM calibrations ORDER BY updated_at DESC LIMIT 1")
+    [(splits, f1_grid)] = read_rows(db, f"SELECT splits, f1 FROM calibration_points WHERE calibration_id = {calibration} "
                                     f"AND theta = {best!r}")
     parsed = args.out / f"row-{index}.gold-tags.parsed"
     if not parsed.exists():
@@ -116,7 +109,7 @@ def run_row(index: int, prepare_args: list[str], train_args: list[str], args: ar
     tagged = args.out / f"row-{index}.tagger-tags.parsed"
     if not tagged.exists():
         clparse("parse", "--db", str(db), "--theta", "best", "--beam", str(args.beam), str(words), output=tagged)
-    [(train_seconds,)] = query(db, "SELECT sum(seconds) FROM iterations")
+    [(train_seconds,)] = read_rows(db, "SELECT sum(seconds) FROM iterations")
     return {"db": db, "best_theta": best, "splits": splits, "f1": f1_of(gold, parsed), "f1_grid": f1_grid,
             "f1_tagger": f1_of(gold, tagged), "train_minutes": train_seconds / 60, "parsed": parsed,
             "seconds": time.perf_counter() - start}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+from pathlib import Path
 
 import apsw
 
@@ -26,6 +27,15 @@ QUERIES = {
                        "JOIN sentences AS s ON s.id = p.sentence_id ORDER BY s.id, p.step",
     "vocabulary": "SELECT word, count FROM vocabulary ORDER BY word",
 }
+
+
+def read_rows(db: str | Path, query: str) -> list[tuple]:
+    """Rows of a read-only query (the benchmarks' one way to read a database directly)."""
+    connection = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return [tuple(row) for row in connection.execute(query)]
+    finally:
+        connection.close()
 
 
 def digests(path: str) -> dict[str, str]:

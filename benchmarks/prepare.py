@@ -16,8 +16,7 @@ import resource
 import time
 from pathlib import Path
 
-import apsw
-from example_digest import digests
+from example_digest import digests, read_rows
 
 from clparse.store.database import init_database
 from clparse.store.prepare import PrepareSettings, prepare
@@ -68,14 +67,6 @@ def main() -> None:
         old, new = digests(str(args.compare)), digests(str(db))
         differ = [name for name in old if old[name] != new[name]]
         print(f"stored tables vs {args.compare}: " + ("identical" if not differ else "DIFFERENT: " + ", ".join(differ)))
-
-
-def read_rows(db: Path, query: str) -> list[tuple]:
-    connection = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
-    try:
-        return [tuple(row) for row in connection.execute(query)]
-    finally:
-        connection.close()
 
 
 if __name__ == "__main__":

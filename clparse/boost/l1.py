@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from clparse.boost.tree import TIE_TOLERANCE, GrownTree, Node, grow_levels
+from clparse.boost.tree import GrownTree, Node, best_split, grow_levels
 
 BISECTION_STEPS = 80  # at most; a bracket of at most 64 reaches 1e-13 relative in about 45
 
@@ -42,16 +42,6 @@ def split_gains(histogram: np.ndarray, w_positive: float, w_negative: float) -> 
     without_neg = np.maximum(w_negative - with_neg, 0.0)
     valid = ((with_pos + with_neg) > 0.0) & ((without_pos + without_neg) > 0.0)
     return np.abs(with_pos - with_neg), np.abs(without_pos - without_neg), valid
-
-
-def best_of(gains: np.ndarray) -> int:
-    """The lowest feature id among the best (ties within :data:`TIE_TOLERANCE`); -1 if none is positive."""
-    if not len(gains):
-        return -1
-    best = float(gains.max())
-    if best <= 0.0:
-        return -1
-    return int(np.flatnonzero(gains >= best * (1.0 - TIE_TOLERANCE))[0])
 
 
 def l1_confidence(y: np.ndarray, multiplicity: np.ndarray, margins: np.ndarray, lam: float) -> float:
@@ -103,7 +93,7 @@ def grow_tree_l1(indptr: np.ndarray, indices: np.ndarray, n_features: int, y: np
             state["lam"] = min(state["lam"], decay * state["root_gain"])
         lam = state["lam"]
         gains = np.where(valid, penalised(with_f, lam) + penalised(without_f, lam), 0.0)
-        best = best_of(gains)
+        best = best_split(gains)
         node.best_feature, node.best_gain = (best, float(gains[best])) if best >= 0 else (-1, 0.0)
         own = float(penalised(abs(node.w_positive - node.w_negative), lam))
         return best >= 0 and node.best_gain > (own if node.node == 0 else own * min_gain_factor)

@@ -371,7 +371,7 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], ma
     from clparse.examples.features import FeatureConfig
     from clparse.progress import Progress
     from clparse.store.database import new_or_existing, quick_check
-    from clparse.store.prepare import PrepareSettings, prepare
+    from clparse.examples.prepare import PrepareSettings, prepare
 
     settings = PrepareSettings(max_words=max_words or None, seed=seed, max_children=max_children, vocab_min=vocab_min,
                                features=FeatureConfig(context=context,
@@ -427,7 +427,7 @@ def sql_command(db: Path, query: str | None, as_csv: bool, as_json: bool, write:
     no .open, .backup, .output, .py or .shell. See the README for ready-made queries.
     """
     from clparse.store.database import quick_check
-    from clparse.store.sql import interactive_shell, run_query
+    from clparse.query import interactive_shell, run_query
 
     if write and db.exists():
         quick_check(db)  # never write into a damaged file
@@ -465,30 +465,16 @@ def check_command(db: Path) -> None:
 # --------------------------------------------------------------------- training
 
 
-class _StopFlag:
-    """Ctrl-C / SIGTERM set a flag; training finishes and commits its current iteration, then stops.
+def _stop_request(what: str, command: str) -> Any:
+    """Ctrl-C / SIGTERM: finish and commit the current ``what``, then stop; a second Ctrl-C gives up
+    waiting (the work in flight is lost, nothing stored is harmed)."""
+    from clparse.interrupt import StopRequest
 
-    A second Ctrl-C gives up waiting (the iteration in flight is lost, nothing stored is harmed).
-    """
+    def say() -> None:
+        click.echo(f"\nstopping after the current {what} (it is committed first); run `{command}` again "
+                   "to resume", err=True)
 
-    def __init__(self) -> None:
-        self.requested = False
-
-    def __call__(self) -> bool:
-        return self.requested
-
-    def install(self) -> None:
-        import signal
-
-        def handle(signum: int, _frame: object) -> None:
-            if self.requested and signum == signal.SIGINT:
-                raise KeyboardInterrupt
-            self.requested = True
-            click.echo("\nstopping after the current iteration (it is committed first); "
-                       "run `clparse train` again to resume", err=True)
-
-        signal.signal(signal.SIGINT, handle)
-        signal.signal(signal.SIGTERM, handle)
+    return StopRequest(say, second_interrupt_raises=True).install()
 
 
 @main.command("train")
@@ -538,8 +524,7 @@ def train_command(db: Path, labels: str | None, until_theta: float | None, max_i
     chosen = [x.strip() for x in labels.split(",") if x.strip()] if labels else None
     chosen, rule = resolve(db, chosen, StopRule(until_theta, max_iterations, max_splits), settings)
     click.echo(f"training {len(chosen)} label(s) {rule.describe()}, {jobs} at a time; Ctrl-C pauses", err=True)
-    flag = _StopFlag()
-    flag.install()
+    flag = _stop_request("iteration", "clparse train")
 
     from clparse.progress import TrainingProgress
 
@@ -661,7 +646,7 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, beam: in
 
     from clparse.parser import Parser
     from clparse.read.ptb import format_tree
-    from clparse.store.access import known_tags
+    from clparse.examples.data import known_tags
 
     parser = Parser.from_db(db, theta=theta, beam=beam, max_pops=max_pops, aggregator=aggregator,
                             max_words=max_words)
@@ -742,8 +727,7 @@ def calibrate_command(db: Path, dev: tuple[Path, ...], thetas: list[float] | Non
         return
     grid = thetas or default_grid(db, points)
     click.echo(f"calibrating at {len(grid)} Θ̂ value(s): {', '.join(f'{t:.4g}' for t in grid)}", err=True)
-    flag = _StopFlag()
-    flag.install()
+    flag = _stop_request("Θ̂ (an unfinished one is parsed again)", "clparse calibrate")
 
     bar = Progress("calibrating", None, "sentences")
 
@@ -766,8 +750,7 @@ def calibrate_command(db: Path, dev: tuple[Path, ...], thetas: list[float] | Non
 def _calibrate_per_label(db: Path, settings: object, passes: int) -> None:
     from clparse.calibrate.per_label import calibrate_per_label
 
-    flag = _StopFlag()
-    flag.install()
+    flag = _stop_request("trial", "clparse calibrate --per-label")
 
     def trial(label: str, theta: float, f1: float, accepted: bool) -> None:
         click.echo(f"{label:<8} Θ̂ {theta:<10.4g} F1 {f1:6.2f}{'  kept' if accepted else ''}", err=True)
@@ -803,7 +786,7 @@ def tag_command(db: Path, files: tuple[str, ...], gold: tuple[Path, ...], top: i
     clparse tag --db db/quickstart.sqlite --eval gum/dev
     """
     from clparse.read.sentences import read_sentences
-    from clparse.store.tagger import NONE_TAG, load_tagger
+    from clparse.tag.stored import NONE_TAG, load_tagger
 
     tagger = load_tagger(db)
     if tagger is None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from example_digest import digests, read_rows
 
 from clparse.store.database import init_database
-from clparse.store.prepare import PrepareSettings, prepare
+from clparse.examples.prepare import PrepareSettings, prepare
 
 GUM = Path(__file__).resolve().parents[2] / "shared" / "data" / "gum"
 

@@ -15,13 +15,10 @@ reaches the pop cap finishes greedily from its best state (``completion`` says s
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import sqlalchemy as sa
 
 from clparse.errors import ConfigurationError
 from clparse.examples.state import leaf_items
@@ -31,9 +28,9 @@ from clparse.read.tree import Tree
 from clparse.rebuild.model import ParserModel, load_model
 from clparse.search import CandidateScorer, search
 from clparse.search.restore import flat_tree, item_tree, restore_tokens
-from clparse.store import schema
-from clparse.store.database import open_engine
-from clparse.store.tagger import NONE_TAG, load_tagger
+from clparse.store.database import Database
+from clparse.store.runs import Runs
+from clparse.tag.stored import NONE_TAG, load_tagger
 
 if TYPE_CHECKING:
     from clparse.tag import Tagger
@@ -107,18 +104,17 @@ class Parser:
         """Rebuild the parser at Θ̂ = ``theta`` (a number, or "best": the calibrated best Θ̂)."""
         from clparse.calibrate.store import best_theta
 
-        value = best_theta(db) if theta == "best" else float(theta)  # "best" may be a Θ̂ per label
-        parser = cls.from_model(db, load_model(db, value), SearchOptions(**options))
+        with Database(db, readonly=True) as database:
+            value = best_theta(database) if theta == "best" else float(theta)  # "best" may be a Θ̂ per label
+            parser = cls.from_model(database, load_model(database, value), SearchOptions(**options))
         parser._tagger_db = Path(db)
         return parser
 
     @classmethod
-    def from_model(cls, db: str | Path, model: ParserModel, options: SearchOptions = SearchOptions()) -> Parser:
+    def from_model(cls, db: Database | str | Path, model: ParserModel,
+                   options: SearchOptions = SearchOptions()) -> Parser:
         """A parser over an already rebuilt model, with the run's preprocessing (no tagger loaded)."""
-        engine = open_engine(db, readonly=True)
-        with engine.connect() as connection:
-            config = json.loads(connection.execute(sa.select(schema.runs.c.config_json)).scalar_one())
-        engine.dispose()
+        config = Runs(Database.of(db, readonly=True)).config()
         preprocess = PreprocessConfig.from_dict({**config["preprocess"], "max_words": None})
         return cls(model, preprocess, None, options)
 

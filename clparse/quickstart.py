@@ -30,8 +30,8 @@ def run_quickstart(echo: Callable[[str], object] = print, db: Path = Path("db/qu
     from clparse.calibrate.run import CalibrationSettings, calibrate, default_grid
     from clparse.parser import Parser
     from clparse.store.database import init_database
-    from clparse.store.prepare import prepare
-    from clparse.store.sql import run_query
+    from clparse.examples.prepare import prepare
+    from clparse.query import run_query
     from clparse.train import StopRule, format_status, label_status, train
 
     train_file, dev_file = sample_path("train"), sample_path("dev")

@@ -378,7 +378,7 @@ def test_reference_agreement_random(loss: str, max_depth: int | None, iterations
 def sample_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from clparse.data import sample_path
     from clparse.store.database import init_database
-    from clparse.store.prepare import prepare
+    from clparse.examples.prepare import prepare
 
     path = tmp_path_factory.mktemp("boost") / "clparse.sqlite"
     init_database(path)
@@ -394,7 +394,7 @@ def adjp(sample_db: Path):
 
 
 def test_load_problem_matches_label_matrix(sample_db: Path, adjp) -> None:
-    from clparse.store.access import TrainingData
+    from clparse.examples.data import TrainingData
 
     X, y, multiplicity = TrainingData(sample_db).label_matrix("ADJP")
     X = X.tocsr()

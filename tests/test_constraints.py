@@ -24,10 +24,12 @@ from clparse.examples.items import ItemTable
 from clparse.examples.state import Item, build, leaf_items
 from clparse.preprocess import PreprocessConfig, Vocabulary, preprocess_tree, preprocess_treebank
 from clparse.read import Tree, parse_tree, read_trees
+from clparse.forest import Forest
 from clparse.rebuild.model import LabelEnsemble, ParserModel
 from clparse.search import search
 from clparse.search.scorer import CandidateScorer, CompiledModel, state_rows
-from clparse.store.prepare import PrepareSettings
+from clparse.examples.prepare import PrepareSettings
+from tests.conftest import read_rows
 from tests.strategies import trees
 
 LABELS = ["ADJP", "ADVP", "NP", "PP", "PRT", "ROOT", "S", "SBAR", "VP"]
@@ -72,9 +74,7 @@ def test_constraints_need_punctuation_raising() -> None:
 def empty_model(labels: list[str], keys: list, vocabulary: Vocabulary, constraints: bool,
                 config: FeatureConfig | None = None) -> ParserModel:
     """A parser model with no trees (every confidence 0) over a generator's feature ids."""
-    none = np.zeros(0, dtype=np.int64)
-    ensembles = {label: LabelEnsemble(label, 0, 0, none, none.astype(np.int32), none, none, none.astype(np.float64))
-                 for label in labels}
+    ensembles = {label: LabelEnsemble(label, Forest.empty()) for label in labels}
     return ParserModel(1.0, ensembles, {key: i for i, key in enumerate(keys)}, vocabulary, config or FeatureConfig(),
                        5, Path("-"), constraints)
 
@@ -135,9 +135,9 @@ def test_search_with_constraints_builds_root_over_one_item() -> None:
 
 def test_unknown_word_signatures_are_a_stored_setting(tmp_path: Path) -> None:
     from clparse.rebuild.model import run_vocabulary
-    from clparse.store.access import TrainingData
+    from clparse.examples.data import TrainingData
     from clparse.store.database import init_database
-    from clparse.store.prepare import prepare
+    from clparse.examples.prepare import prepare
 
     db = tmp_path / "signatures.sqlite"
     init_database(db)
@@ -145,10 +145,9 @@ def test_unknown_word_signatures_are_a_stored_setting(tmp_path: Path) -> None:
     data = TrainingData(db)
     settings = data.config["settings"]
     assert settings["unknown_words"] == "signatures"
-    with data.engine.connect() as connection:
-        values = {row[0] for row in connection.exec_driver_sql(
-            "SELECT value FROM features WHERE property = 'headword' AND value LIKE 'UNK%'")}
-        words = [tuple(row) for row in connection.exec_driver_sql("SELECT word, count FROM vocabulary")]
+    values = {row[0] for row in read_rows(
+        db, "SELECT value FROM features WHERE property = 'headword' AND value LIKE 'UNK%'")}
+    words = read_rows(db, "SELECT word, count FROM vocabulary")
     assert "UNK" in values and {"UNK-Cap", "UNK-num"} <= values  # shapes reached the stored features
     vocabulary = run_vocabulary(settings, words)  # what the parser normalizes with
     assert vocabulary.signatures and vocabulary.normalize("Zyxwv") == "UNK-Cap"
@@ -161,7 +160,6 @@ def test_max_words_zero_keeps_every_length(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    from tests.conftest import read_rows
 
     long = "(ROOT (S (NP (DT The) (NN dog)) (VP (VBD saw) " + " ".join(["(NP (DT a) (NN cat))"] * 9) + ")))"
     treebank = tmp_path / "train.ptb"

@@ -33,7 +33,7 @@ from clparse.read import read_trees
 from clparse.rebuild.model import load_model
 from clparse.search import search
 from clparse.search.scorer import CandidateArrays, CandidateScorer, CompiledModel, state_rows
-from clparse.store.access import TrainingData
+from clparse.examples.data import TrainingData
 from tests.reference_features import FeatureDictionary
 from tests.reference_generate import ExampleGenerator as ReferenceGenerator
 from tests.reference_scorer import CandidateScorer as ReferenceScorer

@@ -465,7 +465,7 @@ def test_a_claim_names_its_host_and_pid(db_copy: Path) -> None:
     store = TrainingStore(db_copy)
     settings = store.state("ADVP").settings
     store.claim("ADVP", settings, trainer_alive, claim_note())
-    store.engine.dispose()
+    store.close()
     (message,), = read_rows(db_copy, "SELECT t.message FROM label_training t JOIN labels l ON l.id = t.label_id "
                                      "WHERE l.name = 'ADVP'")
     assert message == f"training on {socket.gethostname()} as pid {os.getpid()}"

@@ -94,7 +94,7 @@ def test_a_failed_first_command_removes_the_database_it_created(tmp_path: Path) 
 
 
 def test_read_only_connection_denies_writes_to_other_files(trained_db: Path, tmp_path: Path) -> None:
-    from clparse.store.sql import run_query
+    from clparse.query import run_query
 
     with pytest.raises(ClparseError, match="refused: clparse sql is read-only without --write"):
         run_query(trained_db, f"VACUUM INTO '{tmp_path / 'x.sqlite'}'")

@@ -16,11 +16,11 @@ from clparse.data import sample_path
 from clparse.errors import ClparseError, DatabaseError, TreebankError
 from clparse.examples.generate import item_to_tree, replay
 from clparse.store import dbapi, schema
-from clparse.store.access import TrainingData
+from clparse.examples.data import TrainingData
 from clparse.store.database import check_database, init_database
 from clparse.store.engine import make_engine
-from clparse.store.prepare import PrepareSettings, prepare
-from clparse.store.sql import run_query
+from clparse.examples.prepare import PrepareSettings, prepare
+from clparse.query import run_query
 
 SMALL = "".join(f"(ROOT (S (NP (DT The) (NN dog{i % 3})) (VP (VBD barked) (ADVP (RB loudly))) (. .)))\n"
                 for i in range(12))
@@ -47,8 +47,8 @@ def test_init_creates_a_recognizable_database(db: Path) -> None:
 
 
 def test_no_sqlite3_module_is_ever_loaded(tmp_path: Path) -> None:
-    code = (f"import sys\nfrom clparse.store.database import init_database\nfrom clparse.store.prepare import prepare\n"
-            f"from clparse.store.access import TrainingData\n"
+    code = (f"import sys\nfrom clparse.store.database import init_database\nfrom clparse.examples.prepare import prepare\n"
+            f"from clparse.examples.data import TrainingData\n"
             f"p = init_database({str(tmp_path / 'x.sqlite')!r})\n"
             f"prepare(p, [{str(sample_path('dev'))!r}])\nTrainingData(p).label_matrix('NP')\n"
             f"assert 'sqlite3' not in sys.modules and '_sqlite3' not in sys.modules, sorted(sys.modules)\n")
@@ -112,12 +112,12 @@ def test_full_disk_rolls_back(db: Path, tmp_path: Path, monkeypatch: pytest.Monk
     train = tmp_path / "t.ptb"
     train.write_text(SMALL)
 
-    def tiny_engine(path: Path) -> sa.Engine:
-        engine = make_engine(path)
+    def tiny_engine(path: Path, readonly: bool = False) -> sa.Engine:
+        engine = make_engine(path, readonly=readonly)
         sa.event.listen(engine, "connect", lambda conn, _: conn.execute("PRAGMA max_page_count = 12"))
         return engine
 
-    monkeypatch.setattr("clparse.store.prepare.make_engine", tiny_engine)
+    monkeypatch.setattr("clparse.store.database.make_engine", tiny_engine)
     with pytest.raises(DatabaseError, match="rolled back"):
         prepare(db, [train])
     monkeypatch.undo()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from clparse.data import sample_path
 from clparse.read import read_trees
-from clparse.store.tagger import load_tagger
+from clparse.tag.stored import load_tagger
 from clparse.tag.evaluate import evaluate_tagger
 
 CLPARSE = str(Path(sys.executable).with_name("clparse"))

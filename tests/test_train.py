@@ -30,7 +30,7 @@ from clparse.data import sample_path
 from clparse.errors import ConfigurationError
 from clparse.store import schema
 from clparse.store.database import init_database
-from clparse.store.prepare import prepare
+from clparse.examples.prepare import prepare
 
 CLPARSE = Path(sys.executable).with_name("clparse")
 LABELS = ("ADJP", "NP")

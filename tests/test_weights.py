@@ -15,13 +15,12 @@ import apsw
 import numpy as np
 import pytest
 
-from clparse.boost.kernels import add_tree
 from clparse.boost.loss import example_weights
-from clparse.boost.tree import tree_arrays
 from clparse.errors import ClparseError, ConfigurationError
-from clparse.store.sql import run_query
+from clparse.forest import Forest
+from clparse.query import run_query
 from clparse.store.training import LabelProblem, TrainingStore
-from clparse.store.weights import margins_after
+from clparse.train.weights import margins_after
 from tests.conftest import read_rows
 
 LABEL = "NP"
@@ -44,7 +43,7 @@ def checkpoints(db: Path) -> dict[int, bytes]:
 def store(trained_db: Path) -> Iterator[TrainingStore]:
     handle = TrainingStore(trained_db, readonly=True)
     yield handle
-    handle.engine.dispose()
+    handle.close()
 
 
 @pytest.fixture(scope="module")
@@ -54,13 +53,11 @@ def problem(store: TrainingStore) -> LabelProblem:
 
 @pytest.fixture(scope="module")
 def replayed(store: TrainingStore, problem: LabelProblem) -> dict[int, bytes]:
-    """Margins after every iteration 0..last, replayed from zeros with add_tree (not with margins_after)."""
+    """Margins after every iteration 0..last, replayed from zeros one tree at a time (not with margins_after)."""
     margins = np.zeros(len(problem.y), dtype=np.float64)
     out = {0: margins.tobytes()}
     for t, tree in enumerate(store.trees(LABEL), 1):
-        feature, true_child, false_child, value = tree_arrays(
-            [(n["feature_id"], n["true_child"], n["false_child"], n["confidence"]) for n in tree])
-        add_tree(problem.indptr, problem.indices, feature, true_child, false_child, value, margins)
+        Forest.from_trees([tree]).accumulate(problem.indptr, problem.indices, margins)
         out[t] = margins.tobytes()
     return out
 
@@ -112,7 +109,7 @@ def test_rebuild_without_checkpoints(db_copy: Path, trained_db: Path, replayed: 
         for iteration in (9, 60):
             assert margins_after(copy_store, LABEL, iteration, copy_problem).tobytes() == replayed[iteration]
     finally:
-        copy_store.engine.dispose()
+        copy_store.close()
 
 
 def test_margins_after_out_of_range(trained_db: Path, store: TrainingStore, problem: LabelProblem) -> None:

@@ -139,7 +139,7 @@ class Booster:
             if tree.splits == 0:
                 return None
         search_seconds = time.perf_counter() - start
-        values = tree.arrays()[3]
+        values = tree.forest().value
         self.margins += values[tree.leaf_of]
         self._loss = None
         self.iteration += 1

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from clparse.boost.kernels import route, slot_histograms
+from clparse.boost.kernels import slot_histograms
+from clparse.forest import Forest, route
 
 
 @dataclass
@@ -54,19 +55,9 @@ class GrownTree:
     def depth(self) -> int:
         return max(n.depth for n in self.nodes)
 
-    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(feature, true_child, false_child, value) per node, as the kernels take them."""
-        return tree_arrays([(n.feature, n.true_child, n.false_child, n.confidence) for n in self.nodes])
-
-
-def tree_arrays(rows: list[tuple[int | None, int | None, int | None, float | None]]
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Kernel arrays from (feature or None/-1, true child, false child, confidence) per node id."""
-    feature = np.array([-1 if f is None else f for f, _, _, _ in rows], dtype=np.int32)
-    true_child = np.array([-1 if t is None else t for _, t, _, _ in rows], dtype=np.int32)
-    false_child = np.array([-1 if f is None else f for _, _, f, _ in rows], dtype=np.int32)
-    value = np.array([0.0 if v is None else v for _, _, _, v in rows], dtype=np.float64)
-    return feature, true_child, false_child, value
+    def forest(self) -> Forest:
+        """The tree in the form the parser and weight replay hold it (a forest of one)."""
+        return Forest.from_trees([[(n.feature, n.true_child, n.false_child, n.confidence) for n in self.nodes]])
 
 
 def z_loss(w_positive: np.ndarray | float, w_negative: np.ndarray | float) -> np.ndarray:
@@ -146,9 +137,8 @@ def grow_levels(indptr: np.ndarray, indices: np.ndarray, n_features: int, positi
             next_open += [node.true_child, node.false_child]
         if not next_open:
             break
-        feature, true_child, false_child, _ = tree_arrays(
-            [(nd.feature, nd.true_child, nd.false_child, None) for nd in nodes])
-        route(indptr, indices, node_of, feature, true_child, false_child)
+        partial = Forest.from_trees([[(nd.feature, nd.true_child, nd.false_child, None) for nd in nodes]])
+        route(indptr, indices, node_of, partial.feature, partial.true_child, partial.false_child)
         _fill_totals(nodes, next_open, node_of, w_pos_all, w_neg_all, multiplicity)
         open_nodes = next_open
     return nodes, node_of

@@ -17,16 +17,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import sqlalchemy as sa
-
-from clparse.calibrate.run import CalibrationSettings, _calibration_id, _digest, dev_trees, parse_dev
+from clparse.calibrate.run import CalibrationSettings, calibration_id, dev_trees, parse_dev
 from clparse.errors import ConfigurationError
 from clparse.evaluate import EvalbParams, evaluate
 from clparse.rebuild.model import load_model
-from clparse.store import schema
-from clparse.store.database import open_engine
-from clparse.store.stamps import now
-from clparse.store.tagger import load_tagger
+from clparse.store.calibration import Calibrations
+from clparse.store.database import Database
+from clparse.store.runs import Runs
+from clparse.tag.stored import load_tagger
 
 
 @dataclass
@@ -69,31 +67,25 @@ def calibrate_per_label(db: str | Path, settings: CalibrationSettings = Calibrat
     """Per-label Θ̂ on the stored dev set, from the finished global calibration with these settings."""
     if passes < 1:
         raise ConfigurationError(f"passes must be at least 1, got {passes}")
-    gold = dev_trees(db)
-    engine = open_engine(db)
-    digest = _digest(settings, gold)
-    cp, cl, steps = schema.calibration_points, schema.calibration_labels, schema.label_theta_steps
-    with engine.begin() as connection:
-        calibration_id = _calibration_id(connection, digest, settings, "database")
-        best = connection.execute(sa.select(schema.calibrations.c.best_theta).where(
-            schema.calibrations.c.id == calibration_id)).scalar()
-        if best is None:
-            raise ConfigurationError(f"{db}: no global calibration with these settings yet; run `clparse calibrate "
-                                     f"--db {db}` with the same --beam/--max-pops/--aggregator/--tags first")
-        grid = sorted((float(t) for t in connection.execute(sa.select(cp.c.theta).where(
-            cp.c.calibration_id == calibration_id)).scalars()), reverse=True)
-        start_f1 = float(connection.execute(sa.select(cp.c.f1).where(
-            cp.c.calibration_id == calibration_id, cp.c.theta == best)).scalar_one())
-        brackets = connection.execute(sa.select(cl.c.label, cl.c.gold).where(
-            cl.c.calibration_id == calibration_id, cl.c.theta == best)).all()
-        labels = list(connection.execute(sa.select(schema.labels.c.name).order_by(schema.labels.c.name)).scalars())
-        done = connection.execute(sa.select(steps.c.label, steps.c.theta, steps.c.f1, steps.c.accepted).where(
-            steps.c.calibration_id == calibration_id).order_by(steps.c.step)).all()
+    database = Database(db)
+    store = Calibrations(database)
+    gold = dev_trees(database)
+    calibration = calibration_id(database, settings, gold, "database")
+    best = store.best_theta(calibration)
+    if best is None:
+        raise ConfigurationError(f"{db}: no global calibration with these settings yet; run `clparse calibrate "
+                                 f"--db {db}` with the same --beam/--max-pops/--aggregator/--tags first")
+    points = {float(p.theta): p for p in dict((row["id"], pts) for row, pts in store.calibrations())[calibration]}
+    grid = sorted(points, reverse=True)
+    start_f1 = float(points[best].f1)
+    brackets = [(row["label"], row["gold"]) for row in store.label_scores(calibration, best)]
+    labels = Runs(database).labels()
+    done = store.trials(calibration)
     gold_count = dict(brackets)
     order = sorted((label for label in labels if gold_count.get(label, 0) > 0), key=lambda x: (-gold_count[x], x))
     thetas = {label: float(best) for label in labels}
-    result = PerLabelResult(calibration_id, float(best), start_f1, thetas, start_f1)
-    tagger = load_tagger(db) if settings.tags == "tagger" else None
+    result = PerLabelResult(calibration, float(best), start_f1, thetas, start_f1)
+    tagger = load_tagger(database) if settings.tags == "tagger" else None
     params = EvalbParams()
 
     def outcome(label: str, theta: float) -> bool:
@@ -110,17 +102,12 @@ def calibrate_per_label(db: str | Path, settings: CalibrationSettings = Calibrat
                 raise _Stopped
             start = time.perf_counter()
             trial = {**thetas, label: theta}
-            parsed = parse_dev(db, load_model(db, trial), gold, settings, tagger, should_stop=should_stop)
+            parsed = parse_dev(database, load_model(database, trial), gold, settings, tagger, should_stop=should_stop)
             if parsed is None:
                 raise _Stopped
             f1 = evaluate(gold, parsed[0], params).all.f1
             accepted = f1 > result.f1
-            with engine.begin() as connection:
-                connection.execute(steps.insert().values(
-                    calibration_id=calibration_id, step=index, label=label, theta=theta, f1=f1, accepted=accepted,
-                    seconds=time.perf_counter() - start, finished_at=now()))
-                connection.execute(schema.calibrations.update().where(schema.calibrations.c.id == calibration_id)
-                                   .values(updated_at=now()))  # `--theta best` reads the latest calibration
+            store.add_trial(calibration, index, label, theta, f1, accepted, time.perf_counter() - start)
             result.trials += 1
             if on_trial is not None:
                 on_trial(label, theta, f1, accepted)
@@ -134,7 +121,7 @@ def calibrate_per_label(db: str | Path, settings: CalibrationSettings = Calibrat
             pass
     except _Stopped:
         result.stopped = True
-    engine.dispose()
+    database.close()
     return result
 
 
@@ -142,16 +129,14 @@ class _Stopped(Exception):
     """Ctrl-C between trials (or inside one: that trial is dropped and run again on resume)."""
 
 
-def per_label_thetas(connection: sa.Connection, calibration_id: int) -> dict[str, float] | None:
+def per_label_thetas(db: Database | str | Path, calibration_id: int) -> dict[str, float] | None:
     """The per-label assignment of a calibration (its global best moved by every accepted trial), or None."""
-    steps = schema.label_theta_steps
-    accepted = connection.execute(sa.select(steps.c.label, steps.c.theta).where(
-        steps.c.calibration_id == calibration_id, steps.c.accepted).order_by(steps.c.step)).all()
-    if not accepted:
+    database = Database.of(db, readonly=True)
+    store = Calibrations(database)
+    accepted = [(label, theta) for label, theta, _, ok in store.trials(calibration_id) if ok]
+    best = store.best_theta(calibration_id)
+    if not accepted or best is None:
         return None
-    best = connection.execute(sa.select(schema.calibrations.c.best_theta).where(
-        schema.calibrations.c.id == calibration_id)).scalar_one()
-    thetas = {label: float(best) for label in connection.execute(sa.select(schema.labels.c.name)).scalars()}
-    for label, theta in accepted:
-        thetas[label] = float(theta)
+    thetas = {label: best for label in Runs(database).labels()}
+    thetas.update(accepted)
     return thetas

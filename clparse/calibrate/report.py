@@ -7,11 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import sqlalchemy as sa
-
 from clparse.errors import ConfigurationError
-from clparse.store import schema
-from clparse.store.database import open_engine
+from clparse.store.calibration import Calibrations
+from clparse.store.database import Database
 
 
 def format_points(points: Sequence[Any], best: float | None) -> str:
@@ -26,16 +24,7 @@ def format_points(points: Sequence[Any], best: float | None) -> str:
 
 
 def _calibrations(db: str | Path) -> list[tuple[dict[str, Any], list[Any]]]:
-    engine = open_engine(db, readonly=True)
-    c, cp = schema.calibrations, schema.calibration_points
-    out = []
-    with engine.connect() as connection:
-        for row in connection.execute(sa.select(c).order_by(c.c.id)).mappings():
-            points = connection.execute(sa.select(cp).where(cp.c.calibration_id == row["id"])
-                                        .order_by(cp.c.theta.desc())).all()
-            out.append((dict(row), list(points)))
-    engine.dispose()
-    return out
+    return Calibrations(Database.of(db, readonly=True)).calibrations()
 
 
 def format_report(db: str | Path, show_labels: bool = False) -> str:
@@ -60,15 +49,10 @@ def _per_label_block(db: str | Path, calibration_id: int) -> str:
     """The per-label Θ̂ of a calibration (``calibrate --per-label``), if any trial was run."""
     from clparse.calibrate.per_label import per_label_thetas
 
-    engine = open_engine(db, readonly=True)
-    steps = schema.label_theta_steps
-    with engine.connect() as connection:
-        trials = connection.execute(sa.select(steps.c.f1, steps.c.accepted).where(
-            steps.c.calibration_id == calibration_id).order_by(steps.c.step)).all()
-        thetas = per_label_thetas(connection, calibration_id)
-        best = connection.execute(sa.select(schema.calibrations.c.best_theta).where(
-            schema.calibrations.c.id == calibration_id)).scalar()
-    engine.dispose()
+    store = Calibrations(Database.of(db, readonly=True))
+    trials = [(f1, accepted) for _, _, f1, accepted in store.trials(calibration_id)]
+    thetas = per_label_thetas(store.db, calibration_id)
+    best = store.best_theta(calibration_id)
     if not trials:
         return ""
     kept = [f1 for f1, accepted in trials if accepted]
@@ -81,12 +65,7 @@ def _per_label_block(db: str | Path, calibration_id: int) -> str:
 
 
 def _label_table(db: str | Path, calibration_id: int, theta: float) -> str:
-    engine = open_engine(db, readonly=True)
-    cl = schema.calibration_labels
-    with engine.connect() as connection:
-        rows = connection.execute(sa.select(cl).where(cl.c.calibration_id == calibration_id, cl.c.theta == theta)
-                                  .order_by(cl.c.gold.desc())).mappings().all()
-    engine.dispose()
+    rows = Calibrations(Database.of(db, readonly=True)).label_scores(calibration_id, theta)
     lines = [f"per label at Θ̂ = {theta:g}", f"{'label':<8} {'gold':>6} {'test':>6} {'recall':>7} {'prec.':>7} {'F1':>7}"]
     lines += [f"{r['label']:<8} {r['gold']:>6} {r['test']:>6} {r['recall']:>7.2f} {r['precision']:>7.2f} {r['f1']:>7.2f}"
               for r in rows]

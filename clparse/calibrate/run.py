@@ -18,7 +18,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
-import sqlalchemy as sa
 
 from clparse.errors import ConfigurationError
 from clparse.evaluate import EvalbParams, evaluate
@@ -29,10 +28,11 @@ from clparse.read import read_trees
 from clparse.read.ptb import format_tree, parse_tree
 from clparse.read.tree import Tree
 from clparse.rebuild.model import ParserModel, load_model, trees_at_theta
-from clparse.store import schema
-from clparse.store.database import open_engine
-from clparse.store.stamps import now
-from clparse.store.tagger import NONE_TAG, load_tagger
+from clparse.store.calibration import Calibrations
+from clparse.store.database import Database
+from clparse.store.models import Models
+from clparse.store.runs import Runs
+from clparse.tag.stored import NONE_TAG, load_tagger
 
 EQUIVALENT = {"PRT": "ADVP"}  # COLLINS.prm's EQ_LABEL, for the per-label table
 
@@ -47,7 +47,12 @@ class CalibrationSettings:
     def __post_init__(self) -> None:
         if self.tags not in ("gold", "tagger"):
             raise ConfigurationError(f"tags must be 'gold' or 'tagger', got {self.tags!r}")
-        SearchOptions(self.beam, self.max_pops, self.aggregator)  # validates
+        self.search  # validates
+
+    @property
+    def search(self) -> SearchOptions:
+        """The search settings, as ``parse`` takes them (the same dataclass and checks)."""
+        return SearchOptions(self.beam, self.max_pops, self.aggregator)
 
 
 @dataclass
@@ -74,33 +79,24 @@ class CalibrationResult:
     skipped: dict[float, str] = field(default_factory=dict)  # Θ̂ not calibrated, and why
 
 
-def dev_trees(db: str | Path, files: Sequence[str | Path] = ()) -> list[Tree]:
+def dev_trees(db: Database | str | Path, files: Sequence[str | Path] = ()) -> list[Tree]:
     """Gold dev trees: the database's dev split, or ``files`` filtered to the run's length limit."""
-    engine = open_engine(db, readonly=True)
-    with engine.connect() as connection:
-        config = json.loads(connection.execute(sa.select(schema.runs.c.config_json)).scalar_one())
-        stored = connection.execute(sa.select(schema.sentences.c.gold_tree).where(
-            schema.sentences.c.split == "dev").order_by(schema.sentences.c.position)).scalars().all()
-    engine.dispose()
+    runs = Runs(Database.of(db, readonly=True))
+    config = runs.config()
+    stored = runs.gold_trees("dev")
     if not files:
         if not stored:
-            raise ConfigurationError(f"{db} has no dev sentences; give --dev FILES")
+            raise ConfigurationError(f"{runs.path} has no dev sentences; give --dev FILES")
         return [parse_tree(text) for text in stored]
     limit = PreprocessConfig.from_dict(config["preprocess"]).max_words
     trees = [t for path in files for t in read_trees(path)]
     return [t for t in trees if limit is None or sentence_length(t) <= limit]
 
 
-def default_grid(db: str | Path, points: int = 12) -> list[float]:
+def default_grid(db: Database | str | Path, points: int = 12) -> list[float]:
     """Up to ``points`` stored Θ values, spread geometrically, at which every label is calibrated."""
-    engine = open_engine(db, readonly=True)
-    it, lt = schema.iterations, schema.label_training
-    with engine.connect() as connection:
-        values = np.array(sorted(set(connection.execute(sa.select(it.c.theta)).scalars())), dtype=float)
-        floors = connection.execute(sa.select(lt.c.theta).where(lt.c.state != "converged")).scalars().all()
-        unstarted = connection.execute(sa.select(sa.func.count()).select_from(schema.labels).where(
-            ~schema.labels.c.id.in_(sa.select(lt.c.label_id)))).scalar_one()
-    engine.dispose()
+    stored, floors, unstarted = Models(Database.of(db, readonly=True)).stored_thetas()
+    values = np.array(stored, dtype=float)
     if unstarted or not len(values):
         raise ConfigurationError(f"{db}: not every label has been trained; run `clparse train --db {db}` first")
     lowest = max((f for f in floors if f is not None), default=0.0)
@@ -122,16 +118,10 @@ def _digest(settings: CalibrationSettings, gold: Sequence[Tree]) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def _calibration_id(connection: sa.Connection, digest: str, settings: CalibrationSettings, source: str) -> int:
-    c = schema.calibrations
-    found = connection.execute(sa.select(c.c.id).where(c.c.settings_digest == digest)).scalar()
-    if found is not None:
-        return int(found)
-    run_id = connection.execute(sa.select(schema.runs.c.id)).scalar_one()
-    stamp = now()
-    return int(connection.execute(c.insert().values(  # type: ignore[index]
-        run_id=run_id, settings_digest=digest, settings_json=json.dumps({**asdict(settings), "dev": source}),
-        best_theta=None, created_at=stamp, updated_at=stamp)).inserted_primary_key[0])
+def calibration_id(db: Database, settings: CalibrationSettings, gold: Sequence[Tree], source: str) -> int:
+    """The calibration of these settings and dev trees (created if new)."""
+    return Calibrations(db).find_or_create(_digest(settings, gold),
+                                           json.dumps({**asdict(settings), "dev": source}))
 
 
 def per_label(gold: Sequence[Tree], test: Sequence[Tree], params: EvalbParams) -> dict[str, tuple[int, int, int]]:
@@ -160,47 +150,41 @@ def calibrate(db: str | Path, dev_files: Sequence[str | Path] = (), thetas: Sequ
               on_sentence: Callable[[float, int, int], object] | None = None,
               should_stop: Callable[[], bool] = lambda: False) -> CalibrationResult:
     """Parse the dev trees at each Θ̂ (default: :func:`default_grid`), storing each point as it finishes."""
-    gold = dev_trees(db, dev_files)
-    grid = sorted({float(t) for t in (thetas if thetas else default_grid(db))}, reverse=True)
-    if any(not (t > 0 and math.isfinite(t)) for t in grid):
-        raise ConfigurationError("every Θ̂ must be a positive number")
-    params = EvalbParams()
-    engine = open_engine(db)
-    digest = _digest(settings, gold)
-    with engine.begin() as connection:
-        calibration_id = _calibration_id(connection, digest, settings, ",".join(map(str, dev_files)) or "database")
-    result = CalibrationResult(calibration_id)
-    tagger = load_tagger(db) if settings.tags == "tagger" else None
-    if settings.tags == "tagger" and tagger is None:
-        raise ConfigurationError(f"{db} has no tagger; run `clparse prepare` again with the same inputs to add one")
-    cp = schema.calibration_points
-    for theta in grid:
-        with engine.connect() as connection:
-            done = connection.execute(sa.select(cp).where(cp.c.calibration_id == calibration_id,
-                                                          cp.c.theta == theta)).mappings().first()
-            _, missing = trees_at_theta(connection, theta)
-        if done is not None:
-            result.points.append(CalibrationPoint(**{k: done[k] for k in (
-                "theta", "trees", "splits", "sentences", "fallbacks", "recall", "precision", "f1", "exact",
-                "seconds", "completions")}, resumed=True))
-            continue
-        if missing:
-            result.skipped[theta] = "; ".join(f"{label}: {why}" for label, why in missing.items())
-            continue
-        if should_stop():
-            break
-        point = _parse_point(db, engine, calibration_id, theta, gold, settings, tagger, params, on_sentence,
-                             should_stop)
-        if point is None:  # stopped midway: the unfinished Θ̂ is dropped and parsed again on resume
-            break
-        result.points.append(point)
-    with engine.begin() as connection:
-        result.best_theta = _mark_best(connection, calibration_id)
-    engine.dispose()
+    with Database(db) as database:
+        gold = dev_trees(database, dev_files)
+        grid = sorted({float(t) for t in (thetas if thetas else default_grid(database))}, reverse=True)
+        if any(not (t > 0 and math.isfinite(t)) for t in grid):
+            raise ConfigurationError("every Θ̂ must be a positive number")
+        params = EvalbParams()
+        store = Calibrations(database)
+        result = CalibrationResult(calibration_id(database, settings, gold,
+                                                  ",".join(map(str, dev_files)) or "database"))
+        tagger = load_tagger(database) if settings.tags == "tagger" else None
+        if settings.tags == "tagger" and tagger is None:
+            raise ConfigurationError(f"{db} has no tagger; run `clparse prepare` again with the same inputs to add one")
+        for theta in grid:
+            done = store.point(result.calibration_id, theta)
+            if done is not None:
+                result.points.append(CalibrationPoint(**{k: done[k] for k in (
+                    "theta", "trees", "splits", "sentences", "fallbacks", "recall", "precision", "f1", "exact",
+                    "seconds", "completions")}, resumed=True))
+                continue
+            _, missing = trees_at_theta(database, theta)
+            if missing:
+                result.skipped[theta] = "; ".join(f"{label}: {why}" for label, why in missing.items())
+                continue
+            if should_stop():
+                break
+            point = _parse_point(database, result.calibration_id, theta, gold, settings, tagger, params,
+                                 on_sentence, should_stop)
+            if point is None:  # stopped midway: the unfinished Θ̂ is dropped and parsed again on resume
+                break
+            result.points.append(point)
+        result.best_theta = store.mark_best(result.calibration_id)
     return result
 
 
-def _parse_point(db: str | Path, engine: sa.Engine, calibration_id: int, theta: float, gold: Sequence[Tree],
+def _parse_point(db: Database, calibration_id: int, theta: float, gold: Sequence[Tree],
                  settings: CalibrationSettings, tagger: object, params: EvalbParams,
                  on_sentence: Callable[[float, int, int], object] | None,
                  should_stop: Callable[[], bool]) -> CalibrationPoint | None:
@@ -216,26 +200,21 @@ def _parse_point(db: str | Path, engine: sa.Engine, calibration_id: int, theta: 
     point = CalibrationPoint(theta, sum(e.trees for e in model.ensembles.values()), model.splits, len(gold),
                              fallbacks, totals.recall, totals.precision, totals.f1, totals.exact_match,
                              time.perf_counter() - start, completions)
-    with engine.begin() as connection:  # one point, one transaction
-        connection.execute(schema.calibration_points.insert().values(
-            calibration_id=calibration_id, **{k: v for k, v in asdict(point).items() if k != "resumed"},
-            finished_at=now()))
-        connection.execute(schema.calibration_labels.insert(), [
-            {"calibration_id": calibration_id, "theta": theta, "label": label, "gold": g, "test": t, "matched": m,
-             "recall": 100.0 * m / g if g else 0.0, "precision": 100.0 * m / t if t else 0.0,
-             "f1": _f1(100.0 * m / g if g else 0.0, 100.0 * m / t if t else 0.0)}
-            for label, (g, t, m) in labels.items()])
-        _mark_best(connection, calibration_id)
+    Calibrations(db).add_point(calibration_id, {k: v for k, v in asdict(point).items() if k != "resumed"}, [
+        {"label": label, "gold": g, "test": t, "matched": m,
+         "recall": 100.0 * m / g if g else 0.0, "precision": 100.0 * m / t if t else 0.0,
+         "f1": _f1(100.0 * m / g if g else 0.0, 100.0 * m / t if t else 0.0)}
+        for label, (g, t, m) in labels.items()])
     return point
 
 
-def parse_dev(db: str | Path, model: ParserModel, gold: Sequence[Tree], settings: CalibrationSettings,
+def parse_dev(db: Database | str | Path, model: ParserModel, gold: Sequence[Tree], settings: CalibrationSettings,
               tagger: object, on_sentence: Callable[[int], object] | None = None,
               should_stop: Callable[[], bool] = lambda: False) -> tuple[list[Tree], int, int] | None:
     """Parse the gold trees' words (gold tags or the tagger's): (trees, flat fallbacks, pop-cap completions).
 
     None if ``should_stop`` said so before the last sentence."""
-    base = Parser.from_model(db, model, SearchOptions(settings.beam, settings.max_pops, settings.aggregator))
+    base = Parser.from_model(db, model, settings.search)
     test: list[Tree] = []
     fallbacks = completions = 0
     for i, tree in enumerate(gold):
@@ -252,11 +231,3 @@ def parse_dev(db: str | Path, model: ParserModel, gold: Sequence[Tree], settings
         if on_sentence is not None:
             on_sentence(i + 1)
     return test, fallbacks, completions
-
-
-def _mark_best(connection: sa.Connection, calibration_id: int) -> float | None:
-    cp, c = schema.calibration_points, schema.calibrations
-    best = connection.execute(sa.select(cp.c.theta).where(cp.c.calibration_id == calibration_id)
-                              .order_by(cp.c.f1.desc(), cp.c.theta.desc()).limit(1)).scalar()
-    connection.execute(c.update().where(c.c.id == calibration_id).values(best_theta=best, updated_at=now()))
-    return None if best is None else float(best)

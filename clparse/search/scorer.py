@@ -18,6 +18,7 @@ from clparse.examples.items import ItemTable, WindowCache
 from clparse.examples.kernel import MAX_CONTEXT, candidate_rows, row_capacity, score_state
 from clparse.examples.state import Item
 from clparse.examples.symbols import CandidateRules, HeadTable, SymbolTable
+from clparse.forest import Forest
 from clparse.preprocess.pipeline import ROOT_LABEL
 from clparse.rebuild.model import ParserModel
 
@@ -48,30 +49,15 @@ class CompiledModel:
         ensembles = [model.ensembles[label] for label in self.labels]
         used: set[int] = set()
         for ensemble in ensembles:
-            used.update(int(f) for f in ensemble.feature if f >= 0)
+            used.update(int(f) for f in ensemble.forest.feature if f >= 0)
         # Scoring only needs the features some tree tests; full_table keeps every stored feature (rows).
         self.space = FeatureSpace.from_keys(model.features, self.symbols, model.feature_ids,
                                             keep=(lambda _: True) if full_table else used.__contains__)
         self.heads = HeadTable(self.symbols)
         self.rules = CandidateRules(self.symbols, model.constraints)
         self.presence_size = max(len(self.space), 1)
-        offsets = np.zeros(len(ensembles) + 1, dtype=np.int64)
-        node_base = 0
-        roots, feature, true_child, false_child, value = [], [], [], [], []
-        for i, e in enumerate(ensembles):
-            offsets[i + 1] = offsets[i] + len(e.roots)
-            roots.append(e.roots + node_base)
-            feature.append(e.feature)
-            true_child.append(np.where(e.true_child >= 0, e.true_child + node_base, -1))
-            false_child.append(np.where(e.false_child >= 0, e.false_child + node_base, -1))
-            value.append(e.value)
-            node_base += len(e.feature)
-
-        def joined(parts: list[np.ndarray], dtype: type) -> np.ndarray:
-            return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
-
-        self.forest = (offsets, joined(roots, np.int64), joined(feature, np.int32), joined(true_child, np.int64),
-                       joined(false_child, np.int64), joined(value, np.float64))
+        joined, offsets = Forest.join([e.forest for e in ensembles])
+        self.forest = (offsets, joined.roots, joined.feature, joined.true_child, joined.false_child, joined.value)
 
     def head_arrays(self) -> tuple[np.ndarray, ...]:
         if self.heads.size < len(self.symbols):  # a tag or word no training tree had

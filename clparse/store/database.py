@@ -163,6 +163,17 @@ def check_database(path: str | Path, *, upgrade: bool = True, echo: Callable[[st
     return revision
 
 
+def checkpoint_wal(path: str | Path) -> None:
+    """Fold the write-ahead log into the database file, so a plain copy of the file is complete."""
+    try:
+        connection = apsw.Connection(str(path))
+        connection.set_busy_timeout(2_000)
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        connection.close()
+    except apsw.Error:
+        pass  # best effort: readers may hold the log; it is folded in later anyway
+
+
 def _backup(source: Path, target: Path) -> None:
     """A consistent copy through SQLite's backup API (safe while others use the file)."""
     src = apsw.Connection(str(source), flags=apsw.SQLITE_OPEN_READONLY)
@@ -236,20 +247,35 @@ DAMAGED = ("the database is damaged; nothing was written to it; restore it from 
            "(`clparse backup` makes one)")
 
 
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """``exc``, the driver error SQLAlchemy wraps, and what either was raised from."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        yield e
+        todo += [getattr(e, "orig", None), e.__cause__]
+
+
 def is_damage(exc: BaseException) -> bool:
     """Is this SQLite's report of a damaged file (so that nothing more may be written into it)?"""
-    orig = getattr(exc, "orig", None) or exc
-    return isinstance(orig, apsw.CorruptError | apsw.NotADBError) or "malformed" in str(orig)
+    return any(isinstance(e, apsw.CorruptError | apsw.NotADBError) or "malformed" in str(e) or DAMAGED in str(e)
+               for e in _causes(exc))
 
 
 def is_full(exc: BaseException) -> bool:
     """Is this SQLite's report of a full disk (every other write would fail the same way)?"""
-    orig = getattr(exc, "orig", None) or exc
-    return isinstance(orig, apsw.FullError) or "database or disk is full" in str(orig)
+    return any(isinstance(e, apsw.FullError) or "database or disk is full" in str(e) or "disk is full" in str(e)
+               for e in _causes(exc))
 
 
 def describe(exc: BaseException, path: str | Path) -> str:
     """One line for any error: SQLite's through :func:`sqlite_error`, others as ``Type: message``."""
+    if isinstance(exc, DatabaseError):
+        return str(exc)
     if isinstance(exc, apsw.Error) or type(exc).__module__.startswith("sqlalchemy"):
         return str(sqlite_error(exc, path))
     return f"{type(exc).__name__}: {exc}"
@@ -293,6 +319,72 @@ def _migrate(path: Path, *, fresh: bool, target: str = "head") -> None:
 
 
 def open_engine(path: str | Path = DEFAULT_DB, *, readonly: bool = False) -> sqlalchemy.Engine:
-    """An engine on a checked, up-to-date clparse database."""
+    """An engine on a checked, up-to-date clparse database (inside ``store/``; others use :class:`Database`)."""
     check_database(path, upgrade=not readonly)
     return make_engine(path, readonly=readonly)
+
+
+class Database:
+    """One open clparse database: the schema checked once, one engine, one way to run a transaction.
+
+    A command opens it once and hands it to the repositories it needs (``Runs``, ``TrainingStore``,
+    ``Models``, ``Calibrations``, ``Taggers``). ``readonly`` opens the file read-only at the SQLite
+    level and never upgrades it: nothing is written anywhere.
+    """
+
+    def __init__(self, path: str | Path = DEFAULT_DB, *, readonly: bool = False) -> None:
+        self.path = Path(path)
+        self.readonly = readonly
+        check_database(self.path, upgrade=not readonly)
+        self.engine = make_engine(self.path, readonly=readonly)
+
+    @classmethod
+    def of(cls, db: Database | str | Path, *, readonly: bool = False) -> Database:
+        """``db`` itself if already open, else the database at that path."""
+        return db if isinstance(db, Database) else cls(db, readonly=readonly)
+
+    @contextmanager
+    def reading(self) -> Iterator[sqlalchemy.Connection]:
+        """A connection for reads (one snapshot per statement; use :meth:`transaction` to write)."""
+        with self._mapped(), self.engine.connect() as connection:
+            yield connection
+
+    @contextmanager
+    def transaction(self, *, immediate: bool = False) -> Iterator[sqlalchemy.Connection]:
+        """One transaction: committed if the block finishes, rolled back if it raises.
+
+        ``immediate`` takes the write lock at the start (``BEGIN IMMEDIATE``), for a read-then-write
+        that must not interleave with another writer (claiming a label). SQLite errors leave as
+        :class:`~clparse.errors.DatabaseError` (one line, naming the file) with the driver's error
+        as its cause.
+        """
+        with self._mapped():
+            if not immediate:
+                with self.engine.begin() as connection:
+                    yield connection
+                return
+            with self.engine.connect() as connection:
+                raw: dbapi.Connection = connection.connection.dbapi_connection  # type: ignore[assignment]
+                raw.apsw.execute("BEGIN IMMEDIATE")
+                try:
+                    yield connection
+                    connection.commit()
+                except BaseException:
+                    connection.rollback()
+                    raise
+
+    @contextmanager
+    def _mapped(self) -> Iterator[None]:
+        try:
+            yield
+        except (apsw.Error, sqlalchemy.exc.SQLAlchemyError) as exc:
+            raise sqlite_error(exc, self.path) from exc
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import csv
+import inspect
 import io
 import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +15,19 @@ import apsw.shell
 import numpy as np
 
 from clparse.errors import ClparseError
+from clparse.store.blobs import decode
 from clparse.store.database import check_database, sqlite_error
 from clparse.store.engine import BUSY_TIMEOUT_MS
 
 
-def connect(db: str | Path, *, write: bool = False) -> apsw.Connection:
-    """An APSW connection with clparse's SQL functions registered; read-only ones write nowhere."""
+#: A table-valued SQL function: its column names, and rows from (database path, *arguments).
+TableFunction = tuple[Sequence[str], Callable[..., Iterator[tuple[Any, ...]]]]
+
+
+def connect(db: str | Path, *, write: bool = False, tables: Mapping[str, TableFunction] = {}) -> apsw.Connection:
+    """An APSW connection with clparse's SQL functions registered (and the table functions ``tables``,
+    which layers above storage supply: e.g. ``clparse_weights`` replays boosting); read-only ones
+    write nowhere."""
     check_database(db, upgrade=write)
     flags = apsw.SQLITE_OPEN_READWRITE if write else apsw.SQLITE_OPEN_READONLY
     connection = apsw.Connection(str(db), flags=flags)
@@ -26,6 +35,8 @@ def connect(db: str | Path, *, write: bool = False) -> apsw.Connection:
     if not write:
         connection.authorizer = _ReadOnlyAuthorizer()
     register_functions(connection)
+    for name, (columns, rows) in tables.items():
+        _register_table(connection, name, columns, rows)
     return connection
 
 
@@ -73,7 +84,6 @@ def register_functions(connection: apsw.Connection) -> None:
 
     * ``clparse_row_features(row)``: JSON array of the feature ids of a distinct feature row;
     * ``clparse_example(label, n)``: JSON ``{"row", "y", "multiplicity"}`` of a label's n-th distinct example;
-    * ``clparse_weights(label, t)`` (table): every distinct example's margin and weight at iteration t.
 
     Combine them with SQLite's ``json_each`` to list an example's features (README has examples).
     """
@@ -91,7 +101,7 @@ def register_functions(connection: apsw.Connection) -> None:
             blobs: Any = connection.execute("SELECT indptr_int64, indices_int32 FROM feature_rows WHERE first_row = ?",
                                        (first,)).fetchall()[0]
             chunk_cache.clear()
-            chunk_cache[first] = (np.frombuffer(blobs[0], dtype="<i8"), np.frombuffer(blobs[1], dtype="<i4"))
+            chunk_cache[first] = (decode("indptr_int64", blobs[0]), decode("indices_int32", blobs[1]))
         indptr, indices = chunk_cache[first]
         local = row - first
         return json.dumps(indices[indptr[local]:indptr[local + 1]].tolist())
@@ -105,39 +115,42 @@ def register_functions(connection: apsw.Connection) -> None:
             return None
         first, rows, ys, counts = found[0]
         i = n - first
-        rows_a = np.frombuffer(rows, dtype="<i4")
+        rows_a = decode("row_int32", rows)
         if i >= len(rows_a):
             return None
-        return json.dumps({"row": int(rows_a[i]), "y": int(np.frombuffer(ys, dtype="i1")[i]),
-                           "multiplicity": int(np.frombuffer(counts, dtype="<i4")[i])})
+        return json.dumps({"row": int(rows_a[i]), "y": int(decode("y_int8", ys)[i]),
+                           "multiplicity": int(decode("multiplicity_int32", counts)[i])})
 
     # APSW's stubs type SQL functions as taking any SQLite value; these take the documented ones.
     connection.create_scalar_function("clparse_row_features", row_features, 1,  # type: ignore[arg-type]
                                       deterministic=True)
     connection.create_scalar_function("clparse_example", example, 2, deterministic=True)  # type: ignore[arg-type]
-    _register_weights(connection)
 
 
-def _register_weights(connection: apsw.Connection) -> None:
-    """``clparse_weights(label, t)``: one row per distinct example with the weight that grew tree t."""
+def _register_table(connection: apsw.Connection, name: str, columns: Sequence[str],
+                    rows: Callable[..., Iterator[tuple[Any, ...]]]) -> None:
+    """``name(args...)`` as a table-valued function yielding ``rows(database path, *args)``."""
     import apsw.ext
-
-    from clparse.store.weights import WEIGHT_COLUMNS, weights_at
 
     db = connection.filename
 
-    def clparse_weights(label: str, iteration: int):  # type: ignore[no-untyped-def]
+    def table(*args: Any, **named: Any) -> Iterator[tuple[Any, ...]]:
         try:
-            yield from weights_at(db, label, int(iteration))
+            yield from rows(db, *args, **named)
         except ClparseError as exc:
             raise ValueError(str(exc)) from None
 
-    clparse_weights.columns = WEIGHT_COLUMNS  # type: ignore[attr-defined]
-    clparse_weights.column_access = apsw.ext.VTColumnAccess.By_Index  # type: ignore[attr-defined]
-    apsw.ext.make_virtual_module(connection, "clparse_weights", clparse_weights)  # type: ignore[arg-type]
+    # APSW names the function's SQL parameters from its signature: those of ``rows`` after the path.
+    signature = inspect.signature(rows)
+    table.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=list(signature.parameters.values())[1:])
+    table.columns = tuple(columns)  # type: ignore[attr-defined]
+    table.column_access = apsw.ext.VTColumnAccess.By_Index  # type: ignore[attr-defined]
+    apsw.ext.make_virtual_module(connection, name, table)  # type: ignore[arg-type]
 
 
-def run_query(db: str | Path, query: str, fmt: str = "table", *, write: bool = False) -> str:
+def run_query(db: str | Path, query: str, fmt: str = "table", *, write: bool = False,
+              tables: Mapping[str, TableFunction] = {}) -> str:
     """Run one or more statements; return each one's rows as an aligned table, CSV or JSON text.
 
     Several statements (a pasted block of README queries) give one result after another; with
@@ -145,7 +158,7 @@ def run_query(db: str | Path, query: str, fmt: str = "table", *, write: bool = F
     """
     if not query.strip():
         raise ClparseError("empty query; give a SQL statement, or no argument for the interactive shell")
-    connection = connect(db, write=write)
+    connection = connect(db, write=write, tables=tables)
     cursor = connection.cursor()
     results: list[tuple[list[str], list[list[Any]]]] = []
 
@@ -215,8 +228,8 @@ class _ReadOnlyShell(apsw.shell.Shell):
         raise self.Error(f"not in a read-only shell; start `clparse sql --write` for this command")
 
 
-def interactive_shell(db: str | Path, *, write: bool = False) -> None:
+def interactive_shell(db: str | Path, *, write: bool = False, tables: Mapping[str, TableFunction] = {}) -> None:
     """APSW's shell (``.tables``, ``.schema``, ``.mode``, ``.help``) on the database."""
     shell_class = apsw.shell.Shell if write else _ReadOnlyShell
-    shell = shell_class(db=connect(db, write=write))
+    shell = shell_class(db=connect(db, write=write, tables=tables))
     shell.cmdloop(intro=f"clparse SQL shell on {db} ({'read-write' if write else 'read-only'}); .help for help")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,10 +18,11 @@ from typing import Any
 import numpy as np
 import sqlalchemy as sa
 
-from clparse.boost.booster import BoostSettings, IterationResult
 from clparse.errors import ConfigurationError, DatabaseError, LabelClaimedError
-from clparse.store import schema
-from clparse.store.database import open_engine
+from clparse.store import blobs, schema
+from clparse.store.database import Database
+from clparse.store.models import Models, NodeRow
+from clparse.store.runs import Runs
 from clparse.store.stamps import now
 
 #: States a label's training can be in (``label_training.state``).
@@ -47,32 +48,40 @@ class LabelProblem:
 
 
 @dataclass
-class LabelState:
+class StoredState:
+    """A label's committed boosting state; ``settings`` as stored (None: never trained)."""
+
     iteration: int
     theta: float
     margins: np.ndarray
     state: str | None  # None: never trained
-    settings: BoostSettings
+    settings: dict[str, Any] | None
 
 
 class TrainingStore:
-    """Reads examples and reads/writes boosting state of one database."""
+    """Reads examples and reads/writes boosting state of one database (plain rows and arrays)."""
 
-    def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
-        self.path = Path(path)
-        self.engine = open_engine(self.path, readonly=readonly)
-        with self.engine.connect() as connection:
+    def __init__(self, db: Database | str | Path, *, readonly: bool = False) -> None:
+        self.db = Database.of(db, readonly=readonly)
+        self.path = self.db.path
+        with self.db.reading() as connection:
             run = connection.execute(sa.select(schema.runs.c.id)).scalar()
         if run is None:
             raise DatabaseError(f"{self.path}: nothing to train; run `clparse prepare --db {self.path} ...` first")
         self.run_id: int = run
 
+    def close(self) -> None:
+        self.db.close()
+
     def labels(self) -> dict[str, int]:
         """Label name -> id, in name order."""
         lb = schema.labels
-        with self.engine.connect() as connection:
+        with self.db.reading() as connection:
             return dict(connection.execute(sa.select(lb.c.name, lb.c.id).where(lb.c.run_id == self.run_id)
                                            .order_by(lb.c.name)).all())
+
+    def mean_candidates(self) -> float:
+        return Runs(self.db).mean_candidates()
 
     def label_id(self, label: str) -> int:
         labels = self.labels()
@@ -82,34 +91,23 @@ class TrainingStore:
 
     def load_problem(self, label: str) -> LabelProblem:
         """The label's examples; feature rows are streamed chunk by chunk so the shared matrix is never whole."""
-        label_id = self.label_id(label)
-        le, fr = schema.label_examples, schema.feature_rows
-        with self.engine.connect() as connection:
-            chunks = connection.execute(sa.select(le.c.row_int32, le.c.y_int8, le.c.multiplicity_int32)
-                                        .where(le.c.label_id == label_id).order_by(le.c.chunk)).all()
-            n_features = int(connection.execute(sa.select(sa.func.count()).select_from(schema.features)
-                                                .where(schema.features.c.run_id == self.run_id)).scalar_one())
-            rows = np.concatenate([np.frombuffer(c[0], dtype="<i4") for c in chunks]).astype(np.int64)
-            y = np.concatenate([np.frombuffer(c[1], dtype="i1") for c in chunks])
-            multiplicity = np.concatenate([np.frombuffer(c[2], dtype="<i4") for c in chunks])
-            lengths: list[np.ndarray] = []
-            pieces: list[np.ndarray] = []
-            cursor = 0  # rows are sorted by id (deduplication sorts them), so one merge pass suffices
-            result = connection.execute(sa.select(fr.c.first_row, fr.c.row_count, fr.c.indptr_int64,
-                                                  fr.c.indices_int32).where(fr.c.run_id == self.run_id)
-                                        .order_by(fr.c.chunk))
-            for first, count, indptr_blob, indices_blob in result:
-                stop = int(np.searchsorted(rows, first + count, side="left"))
-                wanted = rows[cursor:stop] - first
-                cursor = stop
-                if not len(wanted):
-                    continue
-                indptr = np.frombuffer(indptr_blob, dtype="<i8")
-                indices = np.frombuffer(indices_blob, dtype="<i4")
-                starts, ends = indptr[wanted], indptr[wanted + 1]
-                lengths.append(ends - starts)
-                take = np.repeat(ends - np.cumsum(ends - starts), ends - starts) + np.arange(int((ends - starts).sum()))
-                pieces.append(indices[take])
+        runs = Runs(self.db)
+        label_id, rows32, y, multiplicity = runs.label_examples(label)
+        rows = rows32.astype(np.int64)
+        n_features = runs.feature_count()
+        lengths: list[np.ndarray] = []
+        pieces: list[np.ndarray] = []
+        cursor = 0  # rows are sorted by id (deduplication sorts them), so one merge pass suffices
+        for first, count, indptr, indices in runs.feature_row_chunks():
+            stop = int(np.searchsorted(rows, first + count, side="left"))
+            wanted = rows[cursor:stop] - first
+            cursor = stop
+            if not len(wanted):
+                continue
+            starts, ends = indptr[wanted], indptr[wanted + 1]
+            lengths.append(ends - starts)
+            take = np.repeat(ends - np.cumsum(ends - starts), ends - starts) + np.arange(int((ends - starts).sum()))
+            pieces.append(indices[take])
         if cursor != len(rows):
             raise DatabaseError(f"{self.path}: label {label} refers to feature rows that are not stored")
         out_indptr = np.zeros(len(rows) + 1, dtype=np.int64)
@@ -120,25 +118,19 @@ class TrainingStore:
 
     # ------------------------------------------------------------------ state
 
-    def state(self, label: str, settings: BoostSettings | None = None, n_examples: int | None = None) -> LabelState:
-        """The label's committed state; a label never trained gets ``settings`` (default if None)."""
+    def state(self, label: str, n_examples: int | None = None) -> StoredState:
+        """The label's committed state (a label never trained: iteration 0, ``n_examples`` zero margins)."""
         label_id = self.label_id(label)
         lt = schema.label_training
-        with self.engine.connect() as connection:
+        with self.db.reading() as connection:
             row = connection.execute(sa.select(lt).where(lt.c.label_id == label_id)).mappings().first()
         if row is None:
-            margins = np.zeros(n_examples or 0, dtype=np.float64)
-            return LabelState(0, math.inf, margins, None, settings or BoostSettings())
-        stored = BoostSettings.from_dict(json.loads(row["settings_json"]))
-        if settings is not None and settings != stored:
-            raise ConfigurationError(
-                f"label {label} was trained with {stored.to_dict()}, not {settings.to_dict()}; settings cannot "
-                "change midway (use a new database for other settings)")
-        margins = np.frombuffer(row["margins_float64"], dtype="<f8").copy()
+            return StoredState(0, math.inf, np.zeros(n_examples or 0, dtype=np.float64), None, None)
+        margins = blobs.decode("margins_float64", row["margins_float64"], writable=True)
         theta = math.inf if row["theta"] is None else float(row["theta"])
-        return LabelState(int(row["iteration"]), theta, margins, row["state"], stored)
+        return StoredState(int(row["iteration"]), theta, margins, row["state"], json.loads(row["settings_json"]))
 
-    def claim(self, label: str, settings: BoostSettings, alive: Callable[[int | None, str | None, str | None], bool],
+    def claim(self, label: str, settings: dict[str, Any], alive: Callable[[int | None, str | None, str | None], bool],
               note: str | None = None) -> None:
         """Mark the label as trained by this process, atomically (``BEGIN IMMEDIATE``).
 
@@ -149,83 +141,74 @@ class TrainingStore:
         label_id = self.label_id(label)
         lt = schema.label_training
         stamp = now()
-        with self.engine.connect() as connection:
-            raw = connection.connection.dbapi_connection
-            raw.apsw.execute("BEGIN IMMEDIATE")  # type: ignore[union-attr]  # check and write under one lock
-            try:
-                row = connection.execute(sa.select(lt.c.state, lt.c.pid, lt.c.updated_at, lt.c.message)
-                                         .where(lt.c.label_id == label_id)).first()
-                if row is not None and row.state == "training" and row.pid != os.getpid() \
-                        and alive(row.pid, row.updated_at, row.message):
-                    # Quote the claim's own note (host, pid), not a message left by an earlier stop.
-                    where = f" ({row.message})" if (row.message or "").startswith("training on ") else ""
-                    raise LabelClaimedError(f"label {label} is being trained by process {row.pid}{where}; stop "
-                                            "it first (or wait for it)")
-                if row is None:  # the state before iteration 1: all margins zero, one per distinct example
-                    examples = connection.execute(sa.select(schema.labels.c.examples).where(
-                        schema.labels.c.id == label_id)).scalar_one()
-                    connection.execute(lt.insert().values(
-                        label_id=label_id, settings_json=json.dumps(settings.to_dict(), sort_keys=True),
-                        state="training", iteration=0, theta=None, loss=0.0, splits=0, pid=os.getpid(),
-                        message=note, started_at=stamp, updated_at=stamp,
-                        margins_float64=np.zeros(examples, dtype="<f8").tobytes()))
-                else:
-                    connection.execute(lt.update().where(lt.c.label_id == label_id).values(
-                        state="training", pid=os.getpid(), message=note, updated_at=stamp))
-                connection.commit()
-            except BaseException:
-                connection.rollback()
-                raise
+        with self.db.transaction(immediate=True) as connection:  # check and write under one lock
+            row = connection.execute(sa.select(lt.c.state, lt.c.pid, lt.c.updated_at, lt.c.message)
+                                     .where(lt.c.label_id == label_id)).first()
+            if row is not None and row.state == "training" and row.pid != os.getpid() \
+                    and alive(row.pid, row.updated_at, row.message):
+                # Quote the claim's own note (host, pid), not a message left by an earlier stop.
+                where = f" ({row.message})" if (row.message or "").startswith("training on ") else ""
+                raise LabelClaimedError(f"label {label} is being trained by process {row.pid}{where}; stop "
+                                        "it first (or wait for it)")
+            if row is None:  # the state before iteration 1: all margins zero, one per distinct example
+                examples = connection.execute(sa.select(schema.labels.c.examples).where(
+                    schema.labels.c.id == label_id)).scalar_one()
+                connection.execute(lt.insert().values(
+                    label_id=label_id, settings_json=json.dumps(settings, sort_keys=True),
+                    state="training", iteration=0, theta=None, loss=0.0, splits=0, pid=os.getpid(),
+                    message=note, started_at=stamp, updated_at=stamp,
+                    margins_float64=blobs.encode("margins_float64", np.zeros(examples))))
+            else:
+                connection.execute(lt.update().where(lt.c.label_id == label_id).values(
+                    state="training", pid=os.getpid(), message=note, updated_at=stamp))
 
     def record_loss(self, label: str, loss: float) -> None:
         """The loss of the starting margins, shown until the first iteration commits."""
         lt = schema.label_training
-        with self.engine.begin() as connection:
+        with self.db.transaction() as connection:
             connection.execute(lt.update().where(lt.c.label_id == self.label_id(label), lt.c.iteration == 0)
                                .values(loss=loss))
 
     def splits(self, label: str) -> int:
         lt = schema.label_training
-        with self.engine.connect() as connection:
+        with self.db.reading() as connection:
             value = connection.execute(sa.select(lt.c.splits).where(lt.c.label_id == self.label_id(label))).scalar()
         return int(value or 0)
 
-    def commit(self, label: str, result: IterationResult, margins: np.ndarray, settings: BoostSettings,
-               n_examples: int) -> None:
-        """Store one finished iteration and the new state, in one transaction."""
+    def commit(self, label: str, iteration: Mapping[str, Any], nodes: Sequence[Mapping[str, Any]],
+               margins: np.ndarray, *, checkpoint: bool, examples_per_second: float | None) -> None:
+        """Store one finished iteration (its ``iterations`` row, its ``tree_nodes`` rows) and the label's
+        new state, in one transaction; with ``checkpoint`` the margins are also kept for replay."""
         label_id = self.label_id(label)
-        tree = result.tree
         stamp = now()
-        it, nodes, lt = schema.iterations, schema.tree_nodes, schema.label_training
-        with self.engine.begin() as connection:
-            connection.execute(it.insert().values(
-                label_id=label_id, iteration=result.iteration, theta=tree.theta, root_gain=tree.root_gain,
-                loss_before=result.loss_before, loss_after=result.loss_after, z=result.z, splits=tree.splits,
-                leaves=len(tree.nodes) - tree.splits, depth=tree.depth, weight_positive=result.weight_positive,
-                weight_negative=result.weight_negative, weight_max=result.weight_max, seconds=result.seconds,
-                search_seconds=result.search_seconds, finished_at=stamp))
-            connection.execute(nodes.insert(), [
-                {"label_id": label_id, "iteration": result.iteration, "node": n.node, "parent": n.parent,
-                 "depth": n.depth, "feature_id": None if n.is_leaf else n.feature,
-                 "gain": None if n.is_leaf else n.best_gain, "best_gain": n.best_gain,
-                 "w_positive": n.w_positive, "w_negative": n.w_negative, "examples": n.examples,
-                 "candidates": n.candidates, "confidence": n.confidence, "true_child": n.true_child,
-                 "false_child": n.false_child} for n in tree.nodes])
-            blob = np.ascontiguousarray(margins, dtype="<f8").tobytes()
-            if result.iteration % settings.checkpoint_every == 0:
+        it, tn, lt = schema.iterations, schema.tree_nodes, schema.label_training
+        t = int(iteration["iteration"])
+        with self.db.transaction() as connection:
+            connection.execute(it.insert().values(label_id=label_id, finished_at=stamp, **iteration))
+            connection.execute(tn.insert(), [{"label_id": label_id, "iteration": t, **node} for node in nodes])
+            blob = blobs.encode("margins_float64", margins)
+            if checkpoint:
                 connection.execute(schema.margin_checkpoints.insert().values(
-                    label_id=label_id, iteration=result.iteration, margins_float64=blob))
+                    label_id=label_id, iteration=t, margins_float64=blob))
             connection.execute(lt.update().where(lt.c.label_id == label_id).values(
-                iteration=result.iteration, theta=tree.theta, loss=result.loss_after,
-                splits=lt.c.splits + tree.splits,
-                examples_per_second=n_examples / result.search_seconds if result.search_seconds > 0 else None,
+                iteration=t, theta=iteration["theta"], loss=iteration["loss_after"],
+                splits=lt.c.splits + iteration["splits"], examples_per_second=examples_per_second,
                 updated_at=stamp, margins_float64=blob))
+
+    def checkpoint_before(self, label: str, iteration: int) -> tuple[int, np.ndarray] | None:
+        """(c, margins after c trees) of the latest kept checkpoint c <= ``iteration``, if any."""
+        mc = schema.margin_checkpoints
+        with self.db.reading() as connection:
+            found = connection.execute(sa.select(mc.c.iteration, mc.c.margins_float64).where(
+                mc.c.label_id == self.label_id(label), mc.c.iteration <= iteration
+            ).order_by(mc.c.iteration.desc()).limit(1)).first()
+        return None if found is None else (int(found[0]), blobs.decode("margins_float64", found[1], writable=True))
 
     def release_dead(self, label: str, pid: int, message: str) -> bool:
         """Mark ``failed`` a label still claimed by process ``pid``, which died without saying so
         (SIGKILL, out of memory). Returns whether it was still claimed by that process."""
         lt = schema.label_training
-        with self.engine.begin() as connection:
+        with self.db.transaction() as connection:
             result = connection.execute(lt.update().where(
                 lt.c.label_id == self.label_id(label), lt.c.state == "training", lt.c.pid == pid
             ).values(state="failed", message=message, pid=None, updated_at=now()))
@@ -236,20 +219,21 @@ class TrainingStore:
         if state not in STATES:
             raise ValueError(state)
         lt = schema.label_training
-        with self.engine.begin() as connection:
+        with self.db.transaction() as connection:
             connection.execute(lt.update().where(lt.c.label_id == self.label_id(label)).values(
                 state=state, message=message, pid=None, updated_at=now()))
 
-    def trees(self, label: str, up_to: int | None = None) -> list[list[dict[str, Any]]]:
-        """The stored trees 1..up_to of a label as node rows (node order), for rebuilding and replay."""
-        label_id = self.label_id(label)
-        tn = schema.tree_nodes
-        query = sa.select(tn.c.iteration, tn.c.node, tn.c.feature_id, tn.c.true_child, tn.c.false_child,
-                          tn.c.confidence).where(tn.c.label_id == label_id)
-        if up_to is not None:
-            query = query.where(tn.c.iteration <= up_to)
-        out: dict[int, list[dict[str, Any]]] = {}
-        with self.engine.connect() as connection:
-            for row in connection.execute(query.order_by(tn.c.iteration, tn.c.node)).mappings():
-                out.setdefault(int(row["iteration"]), []).append(dict(row))
-        return [out[k] for k in sorted(out)]
+    def trees(self, label: str, up_to: int | None = None) -> list[list[NodeRow]]:
+        """The stored trees 1..up_to of a label as node rows (see :meth:`Models.trees`)."""
+        self.label_id(label)  # an unknown label is refused with the labels named
+        return Models(self.db).trees(label, up_to)
+
+    def status_rows(self) -> list[tuple[Any, ...]]:
+        """Per label, in name order: (name, iteration, theta, splits, loss, examples/s, state, updated_at,
+        message, pid); a label never trained has None from ``iteration`` on."""
+        lb, lt = schema.labels, schema.label_training
+        query = sa.select(lb.c.name, lt.c.iteration, lt.c.theta, lt.c.splits, lt.c.loss, lt.c.examples_per_second,
+                          lt.c.state, lt.c.updated_at, lt.c.message, lt.c.pid
+                          ).select_from(lb.outerjoin(lt, lt.c.label_id == lb.c.id)).order_by(lb.c.name)
+        with self.db.reading() as connection:
+            return [tuple(row) for row in connection.execute(query)]

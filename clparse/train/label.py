@@ -4,13 +4,44 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from clparse.boost.booster import Booster, BoostSettings, IterationResult
-from clparse.store.training import TrainingStore
+from clparse.errors import ConfigurationError
+from clparse.store.training import StoredState, TrainingStore
 from clparse.train.process import claim_note, pid_alive, trainer_alive
 from clparse.train.stopping import StopRule
 
-__all__ = ["pid_alive", "train_label", "trainer_alive"]
+__all__ = ["checked_state", "pid_alive", "train_label", "trainer_alive"]
+
+
+def checked_state(store: TrainingStore, label: str, settings: BoostSettings) -> StoredState:
+    """The label's stored state, refused if its training began with other settings."""
+    state = store.state(label)
+    if state.settings is not None:
+        stored = BoostSettings.from_dict(state.settings)
+        if stored != settings:
+            raise ConfigurationError(
+                f"label {label} was trained with {stored.to_dict()}, not {settings.to_dict()}; settings cannot "
+                "change midway (use a new database for other settings)")
+    return state
+
+
+def iteration_rows(result: IterationResult) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The ``iterations`` row and ``tree_nodes`` rows of a finished iteration."""
+    tree = result.tree
+    iteration = {
+        "iteration": result.iteration, "theta": tree.theta, "root_gain": tree.root_gain,
+        "loss_before": result.loss_before, "loss_after": result.loss_after, "z": result.z, "splits": tree.splits,
+        "leaves": len(tree.nodes) - tree.splits, "depth": tree.depth, "weight_positive": result.weight_positive,
+        "weight_negative": result.weight_negative, "weight_max": result.weight_max, "seconds": result.seconds,
+        "search_seconds": result.search_seconds}
+    nodes = [{"node": n.node, "parent": n.parent, "depth": n.depth, "feature_id": None if n.is_leaf else n.feature,
+              "gain": None if n.is_leaf else n.best_gain, "best_gain": n.best_gain, "w_positive": n.w_positive,
+              "w_negative": n.w_negative, "examples": n.examples, "candidates": n.candidates,
+              "confidence": n.confidence, "true_child": n.true_child, "false_child": n.false_child}
+             for n in tree.nodes]
+    return iteration, nodes
 
 
 def train_label(db: str | Path, label: str, settings: BoostSettings, rule: StopRule,
@@ -23,7 +54,7 @@ def train_label(db: str | Path, label: str, settings: BoostSettings, rule: StopR
     label is claimed marks it ``failed`` (with the message) before it propagates.
     """
     store = TrainingStore(db)
-    state = store.state(label, settings)  # refuses changed settings before the (slow) load
+    state = checked_state(store, label, settings)  # refuses changed settings before the (slow) load
     if state.state == "converged":
         return "converged"
     reason = rule.reached(state.iteration, state.theta, store.splits(label))
@@ -31,10 +62,10 @@ def train_label(db: str | Path, label: str, settings: BoostSettings, rule: StopR
         if state.state is not None:
             store.finish(label, "stopped", reason)
         return "stopped"
-    store.claim(label, settings, trainer_alive, claim_note())  # atomic: a second trainer is refused here
+    store.claim(label, settings.to_dict(), trainer_alive, claim_note())  # atomic: a second trainer is refused here
     try:
         problem = store.load_problem(label)
-        state = store.state(label, settings)
+        state = checked_state(store, label, settings)
         booster = Booster(problem.indptr, problem.indices, problem.n_features, problem.y, problem.multiplicity,
                           settings, margins=state.margins, iteration=state.iteration, theta=state.theta)
         del problem
@@ -49,7 +80,10 @@ def train_label(db: str | Path, label: str, settings: BoostSettings, rule: StopR
             if result is None:
                 store.finish(label, "converged", "no split reduces the loss any more")
                 return "converged"
-            store.commit(label, result, booster.margins, settings, len(booster.y))
+            iteration, nodes = iteration_rows(result)
+            rate = len(booster.y) / result.search_seconds if result.search_seconds > 0 else None
+            store.commit(label, iteration, nodes, booster.margins,
+                         checkpoint=result.iteration % settings.checkpoint_every == 0, examples_per_second=rate)
             splits += result.tree.splits
             if on_iteration is not None:
                 on_iteration(label, result)

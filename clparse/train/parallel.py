@@ -19,9 +19,9 @@ from typing import Any
 
 from clparse.boost.booster import BoostSettings, IterationResult
 from clparse.errors import ClparseError, ConfigurationError, DatabaseError, LabelClaimedError
-from clparse.store.database import DAMAGED, describe, is_damage, is_full, quick_check
+from clparse.store.database import DAMAGED, checkpoint_wal, describe, is_damage, is_full, quick_check
 from clparse.store.training import TrainingStore
-from clparse.train.label import train_label
+from clparse.train.label import checked_state, train_label
 from clparse.train.stopping import StopRule, default_theta_floor
 
 
@@ -51,12 +51,11 @@ def resolve(db: str | Path, labels: Sequence[str] | None, rule: StopRule,
     if unknown:
         raise ConfigurationError(f"unknown label(s) {', '.join(unknown)}; the database has {', '.join(known)}")
     if rule.empty:
-        with store.engine.connect() as connection:
-            rule = StopRule(until_theta=default_theta_floor(connection))
+        rule = StopRule(until_theta=default_theta_floor(store.mean_candidates()))
     if settings is not None:
         for label in chosen:
-            store.state(label, settings)
-    store.engine.dispose()
+            checked_state(store, label, settings)
+    store.close()
     return chosen, rule
 
 
@@ -80,10 +79,10 @@ def train(db: str | Path, labels: Sequence[str] | None = None, settings: BoostSe
             if should_stop():
                 break
             _train_here(db, label, settings, rule, should_stop, on_iteration, summary)
-        _checkpoint_wal(db)
+        checkpoint_wal(db)
         return summary
     _train_parallel(db, chosen, settings, rule, jobs, should_stop, on_poll, summary)
-    _checkpoint_wal(db)
+    checkpoint_wal(db)
     return summary
 
 
@@ -107,19 +106,6 @@ def _finished(store: TrainingStore, label: str, rule: StopRule) -> bool:
     state = store.state(label)
     return state.state == "converged" or (
         state.state is not None and rule.reached(state.iteration, state.theta, store.splits(label)) is not None)
-
-
-def _checkpoint_wal(db: str | Path) -> None:
-    """Fold the write-ahead log into the database file, so a plain copy of the file is complete."""
-    import apsw
-
-    try:
-        connection = apsw.Connection(str(db))
-        connection.set_busy_timeout(2_000)
-        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-        connection.close()
-    except apsw.Error:
-        pass  # best effort: readers may hold the log; it is folded in later anyway
 
 
 def _train_parallel(db: str | Path, labels: list[str], settings: BoostSettings, rule: StopRule, jobs: int,
@@ -186,6 +172,6 @@ def _train_parallel(db: str | Path, labels: list[str], settings: BoostSettings, 
             collect(*results.get(timeout=0.2))
         except Exception:  # queue.Empty
             continue
-    store.engine.dispose()
+    store.close()
     if damage:
         raise DatabaseError(damage[0])

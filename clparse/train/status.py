@@ -5,10 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import sqlalchemy as sa
-
-from clparse.store import schema
-from clparse.store.database import open_engine
+from clparse.store.database import Database
+from clparse.store.training import TrainingStore
 
 
 @dataclass
@@ -27,14 +25,8 @@ class LabelStatus:
 def label_status(db: str | Path) -> list[LabelStatus]:
     from clparse.train.process import trainer_alive
 
-    lb, lt = schema.labels, schema.label_training
-    engine = open_engine(db, readonly=True)
-    query = sa.select(lb.c.name, lt.c.iteration, lt.c.theta, lt.c.splits, lt.c.loss, lt.c.examples_per_second,
-                      lt.c.state, lt.c.updated_at, lt.c.message, lt.c.pid
-                      ).select_from(lb.outerjoin(lt, lt.c.label_id == lb.c.id)).order_by(lb.c.name)
-    with engine.connect() as connection:
-        rows = connection.execute(query).all()
-    engine.dispose()
+    with Database(db, readonly=True) as database:
+        rows = TrainingStore(database).status_rows()
     out = []
     for name, iteration, theta, splits, loss, eps, state, updated, message, pid in rows:
         if state is None:

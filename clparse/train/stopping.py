@@ -10,10 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import sqlalchemy as sa
-
 from clparse.errors import ConfigurationError
-from clparse.store import schema
 
 DEFAULT_FLOOR_PER_CANDIDATE = 1e-6
 
@@ -57,7 +54,6 @@ class StopRule:
         return ", ".join(parts) or "no limit"
 
 
-def default_theta_floor(connection: sa.Connection) -> float:
+def default_theta_floor(mean_candidates: float) -> float:
     """1e-6 × the mean number of candidate examples per label (see the module docstring)."""
-    mean = connection.execute(sa.select(sa.func.avg(schema.labels.c.candidates))).scalar()
-    return DEFAULT_FLOOR_PER_CANDIDATE * float(mean or 0.0)
+    return DEFAULT_FLOOR_PER_CANDIDATE * mean_candidates

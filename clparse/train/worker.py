@@ -30,13 +30,9 @@ def die_with_parent(parent: int) -> None:
 
 def run(parent: int, db: str, label: str, settings: dict[str, Any], rule: tuple[Any, ...], results: Any) -> None:
     """One label in this process: stop flags on SIGINT/SIGTERM, the result (or error) on ``results``."""
-    stop = {"requested": False}
+    from clparse.interrupt import StopRequest
 
-    def request(_signum: int, _frame: object) -> None:
-        stop["requested"] = True
-
-    signal.signal(signal.SIGINT, request)
-    signal.signal(signal.SIGTERM, request)  # set before die_with_parent: its SIGTERM means "pause"
+    stop = StopRequest().install()  # before die_with_parent: its SIGTERM means "pause"
     die_with_parent(parent)
     from clparse.boost.booster import BoostSettings
     from clparse.errors import LabelClaimedError
@@ -44,7 +40,7 @@ def run(parent: int, db: str, label: str, settings: dict[str, Any], rule: tuple[
     from clparse.train.stopping import StopRule
 
     try:
-        state = train_label(db, label, BoostSettings.from_dict(settings), StopRule(*rule), lambda: stop["requested"])
+        state = train_label(db, label, BoostSettings.from_dict(settings), StopRule(*rule), stop)
         results.put((label, state, None))
     except LabelClaimedError as exc:
         results.put((label, "refused", str(exc)))

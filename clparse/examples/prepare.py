@@ -15,12 +15,10 @@ import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import sqlalchemy as sa
 
 from clparse import __version__
 from clparse.errors import ConfigurationError, DatabaseError
@@ -36,13 +34,11 @@ from clparse.preprocess import (
 from clparse.read import read_trees
 from clparse.read.ptb import format_tree
 from clparse.read.tree import Tree
-from clparse.store import schema
-from clparse.store.database import check_database
-from clparse.store.engine import make_engine
-from clparse.store.tagger import NONE_TAG, ensure_tagger
+from clparse.store.database import Database
+from clparse.store.runs import CHUNK_ROWS, RunWriter, Runs
+from clparse.tag.stored import NONE_TAG, ensure_tagger
 
 UNKNOWN_WORDS = ("unk", "signatures")
-CHUNK_ROWS = 65_536  # rows per feature-matrix blob: ~30 MB, well under SQLite's 1 GB blob limit
 
 
 @dataclass(frozen=True)
@@ -123,37 +119,32 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
     db = Path(db)
     if not train:
         raise ConfigurationError("prepare needs at least one --train file")
-    check_database(db)
     files = [(split, Path(p), _sha256(Path(p))) for split, paths in (("train", train), ("dev", dev)) for p in paths]
     digest = input_digest(files, settings)
-    engine = make_engine(db)
-    with engine.connect() as connection:
-        existing = connection.execute(sa.select(schema.runs.c.id, schema.runs.c.input_digest)).fetchall()
-    if existing:
-        run_id, stored = existing[0]
-        if stored == digest:
-            engine.dispose()
-            trained, accuracy = ensure_tagger(db, train)  # databases prepared before taggers existed get one now
-            note = f"; trained its POS tagger ({_accuracy(accuracy)})" if trained else ""
-            return PrepareSummary(False, run_id, f"{db} already holds run {run_id} prepared from these inputs "
-                                                 f"and settings: nothing to do{note}")
-        raise DatabaseError(f"{db} already holds run {run_id}, prepared from other inputs or settings; "
-                            "use a new --db for a new run (runs are never mixed)")
-    start = time.perf_counter()
-    summary = PrepareSummary(True, 1, "")
-    tagged: list[list[tuple[str, str]]] = []
-    try:
-        with engine.begin() as connection:
-            _prepare_in(connection, digest, files, settings, summary, progress, total, tagged)
-            summary.seconds = time.perf_counter() - start
-            connection.execute(schema.runs.update().where(schema.runs.c.id == summary.run_id)
-                               .values(seconds=summary.seconds))
-    except sa.exc.OperationalError as exc:
-        raise DatabaseError(f"writing the run failed and was rolled back, the database is unchanged: "
-                            f"{exc.orig}") from None
-    finally:
-        engine.dispose()
-    _, accuracy = ensure_tagger(db, train, train_sentences=tagged)  # the trees read once, every length
+    with Database(db) as database:
+        runs = Runs(database)
+        existing = runs.existing()
+        if existing:
+            run_id, stored = existing
+            if stored == digest:
+                trained, accuracy = ensure_tagger(database, train)  # databases prepared before taggers get one now
+                note = f"; trained its POS tagger ({_accuracy(accuracy)})" if trained else ""
+                return PrepareSummary(False, run_id, f"{db} already holds run {run_id} prepared from these inputs "
+                                                     f"and settings: nothing to do{note}")
+            raise DatabaseError(f"{db} already holds run {run_id}, prepared from other inputs or settings; "
+                                "use a new --db for a new run (runs are never mixed)")
+        start = time.perf_counter()
+        summary = PrepareSummary(True, 1, "")
+        tagged: list[list[tuple[str, str]]] = []
+        try:
+            with runs.writing() as writer:
+                _prepare_in(writer, digest, files, settings, summary, progress, total, tagged)
+                summary.seconds = time.perf_counter() - start
+                writer.finish(summary.seconds)
+        except DatabaseError as exc:
+            raise DatabaseError(f"writing the run failed and was rolled back, the database is unchanged: {exc}") \
+                from None
+        _, accuracy = ensure_tagger(database, train, train_sentences=tagged)  # the trees read once, every length
     summary.message = (f"prepared run {summary.run_id}: {summary.train_sentences} training sentences, "
                        f"{summary.dev_sentences} dev sentences, {summary.rows} feature rows, "
                        f"{summary.features} features, POS tagger {_accuracy(accuracy)}, {summary.seconds:.1f} s")
@@ -167,9 +158,8 @@ def _accuracy(accuracy: float | None) -> str:
 class _RowWriter:
     """Feature rows into ``feature_rows`` blobs of exactly ``CHUNK_ROWS`` rows as they arrive (the last one shorter)."""
 
-    def __init__(self, connection: sa.Connection, run_id: int) -> None:
-        self.connection = connection
-        self.run_id = run_id
+    def __init__(self, writer: RunWriter) -> None:
+        self.writer = writer
         self.chunk = 0
         self.rows = 0
         self.nonzeros = 0
@@ -195,9 +185,7 @@ class _RowWriter:
         indptr = np.zeros(count + 1, dtype=np.int64)
         np.cumsum(lengths[:count], out=indptr[1:])
         used = int(indptr[-1])
-        self.connection.execute(schema.feature_rows.insert().values(
-            run_id=self.run_id, chunk=self.chunk, first_row=self.rows, row_count=count,
-            indptr_int64=indptr.astype("<i8").tobytes(), indices_int32=indices[:used].astype("<i4").tobytes()))
+        self.writer.add_feature_rows(self.chunk, self.rows, indptr, indices[:used])
         counts = np.bincount(indices[:used], minlength=len(self.row_counts))
         counts[:len(self.row_counts)] += self.row_counts
         self.row_counts = counts
@@ -232,7 +220,7 @@ def _read(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings, sum
     return kept, file_trees
 
 
-def _prepare_in(connection: sa.Connection, digest: str, files: Sequence[tuple[str, Path, str]],
+def _prepare_in(writer: RunWriter, digest: str, files: Sequence[tuple[str, Path, str]],
                 settings: PrepareSettings, summary: PrepareSummary,
                 progress: Callable[[int], object] | None, total: Callable[[int], object] | None,
                 tagged: list[list[tuple[str, str]]]) -> None:
@@ -244,15 +232,9 @@ def _prepare_in(connection: sa.Connection, digest: str, files: Sequence[tuple[st
     labels = sorted({node.label for p in train for node in p.tree.phrases()})
     config = {"settings": settings.to_dict(), "preprocess": settings.preprocess_config().to_dict(),
               "labels": labels}
-    run_id = connection.execute(schema.runs.insert().values(
-        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), clparse_version=__version__,
-        input_digest=digest, config_json=json.dumps(config, sort_keys=True), status="prepared", seconds=0.0,
-    )).inserted_primary_key[0]  # type: ignore[index]
-    summary.run_id = run_id
-    connection.execute(schema.treebank_files.insert(), [
-        {"run_id": run_id, "split": split, "path": str(path), "sha256": sha, "trees": file_trees[path]}
-        for split, path, sha in files])
-    rows = _RowWriter(connection, run_id)
+    summary.run_id = writer.start(digest, __version__, config)
+    writer.add_files((split, str(path), sha, file_trees[path]) for split, path, sha in files)
+    rows = _RowWriter(writer)
     generator = ExampleGenerator(labels, settings.features, settings.max_children, settings.seed,
                                  vocabulary.normalize, sink=rows, constraints=settings.constraints)
     if total is not None:
@@ -280,44 +262,28 @@ def _prepare_in(connection: sa.Connection, digest: str, files: Sequence[tuple[st
                     path = generator.add_sentence(tree, position)
                 if progress is not None:
                     progress(1)
-            sentence_id = connection.execute(schema.sentences.insert().values(run_id=run_id, **row)
-                                             ).inserted_primary_key[0]  # type: ignore[index]
+            sentence_id = writer.add_sentence(row)
             if path is not None:
                 paths.append((sentence_id, path))
     rows.close()
     generator.finish()
-    connection.execute(schema.inference_paths.insert(), [
-        {"sentence_id": sentence_id, "step": step, "start": s, "end": e, "label": label}
-        for sentence_id, path in paths for step, (s, e, label) in enumerate(path)])
-    connection.execute(schema.vocabulary.insert(), [
-        {"run_id": run_id, "word": w, "count": c} for w, c in vocabulary.to_rows()])
+    writer.add_paths(paths)
+    writer.add_vocabulary(vocabulary.to_rows())
     keys = generator.space.id_keys()
     row_counts = np.zeros(len(keys), dtype=np.int64)
     row_counts[:len(rows.row_counts)] = rows.row_counts
-    connection.execute(schema.features.insert(), [
-        {"run_id": run_id, "id": i, "template": k[0], "item": k[1], "property": k[2], "value": k[3],
-         "text": feature_text(k), "row_count": int(row_counts[i])} for i, k in enumerate(keys)])
-    _write_labels(connection, run_id, generator, summary)
+    writer.add_features(keys, [feature_text(k) for k in keys], row_counts)
+    _write_labels(writer, generator, summary)
     summary.train_sentences = len(train)
     summary.dev_sentences = len(kept["dev"])
     summary.generation = generator.report
     summary.rows, summary.nonzeros, summary.features = rows.rows, rows.nonzeros, len(keys)
 
 
-def _write_labels(connection: sa.Connection, run_id: int, generator: ExampleGenerator,
-                  summary: PrepareSummary) -> None:
+def _write_labels(writer: RunWriter, generator: ExampleGenerator, summary: PrepareSummary) -> None:
     report = generator.report
     for label in generator.labels:
         rows, ys, counts = generator.examples.deduplicated(label)
-        label_id = connection.execute(schema.labels.insert().values(
-            run_id=run_id, name=label, candidates=report.candidates[label], positives=report.positives[label],
-            examples=len(rows))).inserted_primary_key[0]  # type: ignore[index]
+        writer.add_label(label, report.candidates[label], report.positives[label], rows, ys, counts)
         summary.labels[label] = {"candidates": report.candidates[label], "positives": report.positives[label],
                                  "examples": len(rows)}
-        for chunk, first in enumerate(range(0, max(len(rows), 1), CHUNK_ROWS)):
-            part = slice(first, first + CHUNK_ROWS)
-            connection.execute(schema.label_examples.insert().values(
-                label_id=label_id, chunk=chunk, first_example=first, example_count=len(rows[part]),
-                row_int32=np.asarray(rows[part], dtype="<i4").tobytes(),
-                y_int8=np.asarray(ys[part], dtype="i1").tobytes(),
-                multiplicity_int32=np.asarray(counts[part], dtype="<i4").tobytes()))

@@ -1,0 +1,37 @@
+"""``clparse sql``: plain SQL on a clparse database, with every clparse SQL function registered.
+
+The storage layer provides the connection and the functions that only decode stored blobs
+(``clparse_row_features``, ``clparse_example``); this module adds ``clparse_weights(label, t)``,
+whose rows are replayed by the trainer's code (every distinct example's margin and weight at
+iteration t), so that storage never imports the trainer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from clparse.store import sql
+from clparse.train.weights import WEIGHT_COLUMNS
+
+
+def _weights(db: str, label: str, iteration: int) -> Iterator[tuple[int, int, int, int, float, float]]:
+    from clparse.train.weights import weights_at
+
+    return weights_at(db, str(label), int(iteration))
+
+
+TABLES: dict[str, sql.TableFunction] = {"clparse_weights": (WEIGHT_COLUMNS, _weights)}
+
+
+def run_query(db: str | Path, query: str, fmt: str = "table", *, write: bool = False) -> str:
+    """Run one or more statements; each one's rows as an aligned table, CSV or JSON text."""
+    return sql.run_query(db, query, fmt, write=write, tables=TABLES)
+
+
+def interactive_shell(db: str | Path, *, write: bool = False) -> None:
+    """APSW's shell (``.tables``, ``.schema``, ``.mode``, ``.help``) on the database."""
+    sql.interactive_shell(db, write=write, tables=TABLES)
+
+
+READ_ONLY_HINT = sql.READ_ONLY_HINT

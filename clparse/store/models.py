@@ -1,0 +1,77 @@
+"""What a parser at Θ̂ is made of, read from the training state: which trees each label keeps, the
+trees themselves as node rows, and the Θ values stored (for calibration grids)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from clparse.store import schema
+from clparse.store.database import Database
+
+NodeRow = tuple[Any, Any, Any, Any]  # (feature id or None, true child, false child, confidence)
+
+
+class Models:
+    def __init__(self, db: Database | str | Path, *, readonly: bool = True) -> None:
+        self.db = Database.of(db, readonly=readonly)
+
+    def trees_at(self, thetas: Mapping[str, float]) -> tuple[dict[str, int], dict[str, str]]:
+        """(label -> trees t with Θ^t >= Θ̂_label, label -> why it is not calibrated at its Θ̂).
+
+        A label is calibrated at Θ̂ once its training went below Θ̂ (a later tree is stored) or it
+        converged. Labels missing from ``thetas`` are left out."""
+        lb, lt, it = schema.labels, schema.label_training, schema.iterations
+        with self.db.reading() as connection:
+            rows = connection.execute(sa.select(lb.c.id, lb.c.name, lt.c.state, lt.c.iteration, lt.c.theta)
+                                      .select_from(lb.outerjoin(lt, lt.c.label_id == lb.c.id))
+                                      .order_by(lb.c.name)).all()
+            counts: dict[str, int] = {}
+            missing: dict[str, str] = {}
+            for label_id, name, state, iteration, last_theta in rows:
+                if name not in thetas:
+                    continue
+                if state is None:
+                    missing[name] = "never trained"
+                    continue
+                kept = connection.execute(sa.select(sa.func.count()).select_from(it).where(
+                    it.c.label_id == label_id, it.c.theta >= thetas[name])).scalar_one()
+                if not (kept < (iteration or 0) or state == "converged"):
+                    missing[name] = f"trained only down to Θ = {last_theta:.6g}" if last_theta is not None \
+                        else "no iteration yet"
+                counts[name] = int(kept)
+        return counts, missing
+
+    def theta_range(self) -> tuple[float | None, float | None]:
+        """(the largest first Θ of any label, the highest Θ a label still in training has reached)."""
+        it, lt = schema.iterations, schema.label_training
+        with self.db.reading() as connection:
+            top = connection.execute(sa.select(sa.func.max(it.c.theta)).where(it.c.iteration == 1)).scalar()
+            floor = connection.execute(sa.select(sa.func.max(lt.c.theta)).where(lt.c.state != "converged")).scalar()
+        return top, floor
+
+    def stored_thetas(self) -> tuple[list[float], list[float | None], int]:
+        """(every distinct Θ^t stored, the last Θ of each label not converged, labels never trained)."""
+        it, lt = schema.iterations, schema.label_training
+        with self.db.reading() as connection:
+            values = sorted({float(t) for t in connection.execute(sa.select(it.c.theta)).scalars()})
+            floors = list(connection.execute(sa.select(lt.c.theta).where(lt.c.state != "converged")).scalars())
+            unstarted = connection.execute(sa.select(sa.func.count()).select_from(schema.labels).where(
+                ~schema.labels.c.id.in_(sa.select(lt.c.label_id)))).scalar_one()
+        return values, floors, int(unstarted)
+
+    def trees(self, label: str, up_to: int | None = None) -> list[list[NodeRow]]:
+        """A label's stored trees 1..up_to, each as node rows in node order (``Forest.from_trees`` takes them)."""
+        lb, tn = schema.labels, schema.tree_nodes
+        query = sa.select(tn.c.iteration, tn.c.feature_id, tn.c.true_child, tn.c.false_child, tn.c.confidence
+                          ).select_from(tn.join(lb, lb.c.id == tn.c.label_id)).where(lb.c.name == label)
+        if up_to is not None:
+            query = query.where(tn.c.iteration <= up_to)
+        out: dict[int, list[NodeRow]] = {}
+        with self.db.reading() as connection:
+            for iteration, *node in connection.execute(query.order_by(tn.c.iteration, tn.c.node)):
+                out.setdefault(int(iteration), []).append((node[0], node[1], node[2], node[3]))
+        return [out[k] for k in sorted(out)]

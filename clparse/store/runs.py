@@ -1,0 +1,215 @@
+"""The prepared run: its settings, files, sentences, vocabulary, features, labels and examples.
+
+``RunWriter`` is how ``prepare`` writes a run (inside one transaction, so a failure leaves the
+database as it was); ``Runs`` reads it back as plain rows and arrays.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+
+from clparse.errors import DatabaseError
+from clparse.store import blobs, schema
+from clparse.store.database import Database
+from clparse.store.stamps import now
+
+CHUNK_ROWS = 65_536  # rows per feature-matrix blob: ~30 MB, well under SQLite's 1 GB blob limit
+FeatureKey = tuple[str, str, str, str]  # (template, item, property, value)
+
+
+class RunWriter:
+    """Writes one run inside the caller's transaction (see :meth:`Runs.writing`)."""
+
+    def __init__(self, connection: sa.Connection) -> None:
+        self.connection = connection
+        self.run_id = 0
+
+    def start(self, digest: str, version: str, config: Mapping[str, Any]) -> int:
+        self.run_id = int(self.connection.execute(schema.runs.insert().values(
+            created_at=now(), clparse_version=version, input_digest=digest,
+            config_json=json.dumps(config, sort_keys=True), status="prepared", seconds=0.0,
+        )).inserted_primary_key[0])  # type: ignore[index]
+        return self.run_id
+
+    def add_files(self, files: Iterable[tuple[str, str, str, int]]) -> None:
+        """(split, path, sha256, trees) per treebank file."""
+        self.connection.execute(schema.treebank_files.insert(), [
+            {"run_id": self.run_id, "split": split, "path": path, "sha256": sha, "trees": trees}
+            for split, path, sha, trees in files])
+
+    def add_sentence(self, row: Mapping[str, Any]) -> int:
+        """A sentence row (the ``sentences`` columns but ``id`` and ``run_id``); returns its id."""
+        return int(self.connection.execute(schema.sentences.insert().values(run_id=self.run_id, **row)
+                                           ).inserted_primary_key[0])  # type: ignore[index]
+
+    def add_feature_rows(self, chunk: int, first_row: int, indptr: np.ndarray, indices: np.ndarray) -> None:
+        self.connection.execute(schema.feature_rows.insert().values(
+            run_id=self.run_id, chunk=chunk, first_row=first_row, row_count=len(indptr) - 1,
+            indptr_int64=blobs.encode("indptr_int64", indptr), indices_int32=blobs.encode("indices_int32", indices)))
+
+    def add_paths(self, paths: Iterable[tuple[int, Sequence[tuple[int, int, str]]]]) -> None:
+        """(sentence id, [(start, end, label), ...]) per trained sentence: its inference path."""
+        self.connection.execute(schema.inference_paths.insert(), [
+            {"sentence_id": sentence_id, "step": step, "start": s, "end": e, "label": label}
+            for sentence_id, path in paths for step, (s, e, label) in enumerate(path)])
+
+    def add_vocabulary(self, rows: Iterable[tuple[str, int]]) -> None:
+        self.connection.execute(schema.vocabulary.insert(), [
+            {"run_id": self.run_id, "word": w, "count": c} for w, c in rows])
+
+    def add_features(self, keys: Sequence[FeatureKey], texts: Sequence[str], row_counts: np.ndarray) -> None:
+        """Feature id i is ``keys[i]``; ``row_counts[i]`` distinct rows hold it."""
+        self.connection.execute(schema.features.insert(), [
+            {"run_id": self.run_id, "id": i, "template": k[0], "item": k[1], "property": k[2], "value": k[3],
+             "text": text, "row_count": int(row_counts[i])} for i, (k, text) in enumerate(zip(keys, texts))])
+
+    def add_label(self, name: str, candidates: int, positives: int, rows: np.ndarray, ys: np.ndarray,
+                  counts: np.ndarray) -> None:
+        """A label and its distinct examples (row into feature_rows, y, multiplicity), in blob chunks."""
+        label_id = self.connection.execute(schema.labels.insert().values(
+            run_id=self.run_id, name=name, candidates=candidates, positives=positives,
+            examples=len(rows))).inserted_primary_key[0]  # type: ignore[index]
+        for chunk, first in enumerate(range(0, max(len(rows), 1), CHUNK_ROWS)):
+            part = slice(first, first + CHUNK_ROWS)
+            self.connection.execute(schema.label_examples.insert().values(
+                label_id=label_id, chunk=chunk, first_example=first, example_count=len(rows[part]),
+                row_int32=blobs.encode("row_int32", rows[part]), y_int8=blobs.encode("y_int8", ys[part]),
+                multiplicity_int32=blobs.encode("multiplicity_int32", counts[part])))
+
+    def finish(self, seconds: float) -> None:
+        self.connection.execute(schema.runs.update().where(schema.runs.c.id == self.run_id).values(seconds=seconds))
+
+
+class Runs:
+    """The run of one database, read as plain rows and arrays."""
+
+    def __init__(self, db: Database | str | Path, *, readonly: bool = True) -> None:
+        self.db = Database.of(db, readonly=readonly)
+
+    @property
+    def path(self) -> Path:
+        return self.db.path
+
+    # ------------------------------------------------------------------ writing
+
+    def existing(self) -> tuple[int, str] | None:
+        """(run id, input digest) of the run already prepared here, if any."""
+        with self.db.reading() as connection:
+            row = connection.execute(sa.select(schema.runs.c.id, schema.runs.c.input_digest)).first()
+        return None if row is None else (int(row[0]), str(row[1]))
+
+    @contextmanager
+    def writing(self) -> Iterator[RunWriter]:
+        """A writer for a new run; all of it is committed at the end of the block, or none of it."""
+        with self.db.transaction() as connection:
+            yield RunWriter(connection)
+
+    # ------------------------------------------------------------------ reading
+
+    def run(self) -> tuple[int, dict[str, Any]]:
+        """(run id, config) of the prepared run; refused if there is none."""
+        with self.db.reading() as connection:
+            row = connection.execute(sa.select(schema.runs.c.id, schema.runs.c.config_json)).first()
+        if row is None:
+            raise DatabaseError(f"{self.path}: no prepared run; run `clparse prepare --db {self.path} ...` first")
+        return int(row[0]), json.loads(row[1])
+
+    def config(self) -> dict[str, Any]:
+        return self.run()[1]
+
+    def labels(self) -> list[str]:
+        with self.db.reading() as connection:
+            return list(connection.execute(sa.select(schema.labels.c.name).order_by(schema.labels.c.name)).scalars())
+
+    def sentences(self, split: str) -> list[dict[str, Any]]:
+        """The split's sentence rows in order, each with its inference ``path`` [(start, end, label), ...]."""
+        s, p = schema.sentences, schema.inference_paths
+        with self.db.reading() as connection:
+            rows = [dict(r) for r in connection.execute(sa.select(s).where(s.c.split == split)
+                                                        .order_by(s.c.position)).mappings()]
+            paths: dict[int, list[tuple[int, int, str]]] = {}
+            for sentence_id, start, end, label in connection.execute(
+                    sa.select(p.c.sentence_id, p.c.start, p.c.end, p.c.label)
+                    .where(p.c.sentence_id.in_(sa.select(s.c.id).where(s.c.split == split)))
+                    .order_by(p.c.sentence_id, p.c.step)):
+                paths.setdefault(sentence_id, []).append((start, end, label))
+        for row in rows:
+            row["path"] = paths.get(row["id"], [])
+        return rows
+
+    def gold_trees(self, split: str) -> list[str]:
+        """The split's gold trees (bracketed text) in order."""
+        s = schema.sentences
+        with self.db.reading() as connection:
+            return list(connection.execute(sa.select(s.c.gold_tree).where(s.c.split == split)
+                                           .order_by(s.c.position)).scalars())
+
+    def vocabulary(self) -> list[tuple[str, int]]:
+        v = schema.vocabulary
+        with self.db.reading() as connection:
+            return [(w, int(c)) for w, c in connection.execute(sa.select(v.c.word, v.c.count))]
+
+    def feature_ids(self) -> dict[FeatureKey, int]:
+        f = schema.features
+        with self.db.reading() as connection:
+            return {(t, i, p, v): int(fid) for fid, t, i, p, v in connection.execute(
+                sa.select(f.c.id, f.c.template, f.c.item, f.c.property, f.c.value))}
+
+    def feature_count(self) -> int:
+        with self.db.reading() as connection:
+            return int(connection.execute(sa.select(sa.func.count()).select_from(schema.features)).scalar_one())
+
+    def feature_values(self, prop: str) -> set[str]:
+        """Every value features test of property ``prop`` (e.g. the POS tags of ``headtag``)."""
+        f = schema.features
+        with self.db.reading() as connection:
+            return set(connection.execute(sa.select(f.c.value).distinct().where(f.c.property == prop)).scalars())
+
+    def mean_candidates(self) -> float:
+        """Candidate examples per label, averaged over labels."""
+        with self.db.reading() as connection:
+            return float(connection.execute(sa.select(sa.func.avg(schema.labels.c.candidates))).scalar() or 0.0)
+
+    def feature_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """(indptr, indices) of every distinct feature row, as one CSR structure."""
+        fr = schema.feature_rows
+        indptrs, indices = [np.zeros(1, dtype=np.int64)], []
+        offset = 0
+        with self.db.reading() as connection:
+            for row in connection.execute(sa.select(fr.c.indptr_int64, fr.c.indices_int32).order_by(fr.c.chunk)):
+                part = blobs.decode("indptr_int64", row.indptr_int64)
+                indptrs.append(part[1:] + offset)
+                offset += int(part[-1])
+                indices.append(blobs.decode("indices_int32", row.indices_int32))
+        joined = np.concatenate(indices) if indices else np.zeros(0, dtype=np.int32)
+        return np.concatenate(indptrs), joined
+
+    def feature_row_chunks(self) -> Iterator[tuple[int, int, np.ndarray, np.ndarray]]:
+        """(first row, row count, indptr, indices) per stored chunk, in order (streamed)."""
+        fr = schema.feature_rows
+        with self.db.reading() as connection:
+            result = connection.execute(sa.select(fr.c.first_row, fr.c.row_count, fr.c.indptr_int64,
+                                                  fr.c.indices_int32).order_by(fr.c.chunk))
+            for first, count, indptr, indices in result:
+                yield int(first), int(count), blobs.decode("indptr_int64", indptr), \
+                    blobs.decode("indices_int32", indices)
+
+    def label_examples(self, label: str) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+        """(label id, row ids into the feature rows, y in {-1, +1}, multiplicity) of a label's distinct examples."""
+        lb, le = schema.labels, schema.label_examples
+        with self.db.reading() as connection:
+            label_id = connection.execute(sa.select(lb.c.id).where(lb.c.name == label)).scalar()
+            if label_id is None:
+                raise DatabaseError(f"{self.path}: no label {label!r}; labels are {', '.join(self.labels())}")
+            chunks = connection.execute(sa.select(le.c.row_int32, le.c.y_int8, le.c.multiplicity_int32)
+                                        .where(le.c.label_id == label_id).order_by(le.c.chunk)).all()
+        return (int(label_id), blobs.decode_all("row_int32", [c[0] for c in chunks]),
+                blobs.decode_all("y_int8", [c[1] for c in chunks]),
+                blobs.decode_all("multiplicity_int32", [c[2] for c in chunks]))

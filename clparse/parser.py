@@ -25,7 +25,7 @@ from clparse.examples.state import leaf_items
 from clparse.preprocess.pipeline import PreprocessConfig, preprocess_tree
 from clparse.read.ptb import format_tree
 from clparse.read.tree import Tree
-from clparse.rebuild.model import ParserModel, load_model
+from clparse.rebuild.model import ParserModel, best_theta, load_model
 from clparse.search import CandidateScorer, search
 from clparse.search.restore import flat_tree, item_tree, restore_tokens
 from clparse.store.database import Database
@@ -102,8 +102,6 @@ class Parser:
     @classmethod
     def from_db(cls, db: str | Path, theta: float | str = "best", **options: Any) -> Parser:
         """Rebuild the parser at Θ̂ = ``theta`` (a number, or "best": the calibrated best Θ̂)."""
-        from clparse.calibrate.store import best_theta
-
         with Database(db, readonly=True) as database:
             value = best_theta(database) if theta == "best" else float(theta)  # "best" may be a Θ̂ per label
             parser = cls.from_model(database, load_model(database, value), SearchOptions(**options))

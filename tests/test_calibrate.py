@@ -213,7 +213,7 @@ def test_pop_cap_completions_are_counted(db_copy: Path) -> None:
 
 def test_per_label_thetas_never_lower_dev_f1_and_resume_exactly(copy_trained_db: Callable[[], Path]) -> None:
     from clparse.calibrate.per_label import calibrate_per_label
-    from clparse.calibrate.store import best_theta
+    from clparse.rebuild.model import best_theta
     from clparse.evaluate import EvalbParams, evaluate
     from clparse.parser import Parser
     from clparse.rebuild.model import load_model

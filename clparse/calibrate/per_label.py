@@ -127,16 +127,3 @@ def calibrate_per_label(db: str | Path, settings: CalibrationSettings = Calibrat
 
 class _Stopped(Exception):
     """Ctrl-C between trials (or inside one: that trial is dropped and run again on resume)."""
-
-
-def per_label_thetas(db: Database | str | Path, calibration_id: int) -> dict[str, float] | None:
-    """The per-label assignment of a calibration (its global best moved by every accepted trial), or None."""
-    database = Database.of(db, readonly=True)
-    store = Calibrations(database)
-    accepted = [(label, theta) for label, theta, _, ok in store.trials(calibration_id) if ok]
-    best = store.best_theta(calibration_id)
-    if not accepted or best is None:
-        return None
-    thetas = {label: best for label in Runs(database).labels()}
-    thetas.update(accepted)
-    return thetas

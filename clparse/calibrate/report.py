@@ -47,11 +47,9 @@ def format_report(db: str | Path, show_labels: bool = False) -> str:
 
 def _per_label_block(db: str | Path, calibration_id: int) -> str:
     """The per-label Θ̂ of a calibration (``calibrate --per-label``), if any trial was run."""
-    from clparse.calibrate.per_label import per_label_thetas
-
     store = Calibrations(Database.of(db, readonly=True))
     trials = [(f1, accepted) for _, _, f1, accepted in store.trials(calibration_id)]
-    thetas = per_label_thetas(store.db, calibration_id)
+    thetas = store.per_label_thetas(calibration_id)
     best = store.best_theta(calibration_id)
     if not trials:
         return ""

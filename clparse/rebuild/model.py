@@ -20,6 +20,7 @@ from clparse.errors import ConfigurationError
 from clparse.examples.features import FeatureConfig, FeatureKey
 from clparse.forest import Forest
 from clparse.preprocess.vocabulary import Vocabulary
+from clparse.store.calibration import Calibrations
 from clparse.store.database import Database
 from clparse.store.models import Models
 from clparse.store.runs import Runs
@@ -98,6 +99,18 @@ def usable_range(db: Database | str | Path) -> str:
         return "no label has a tree yet: run `clparse train` first"
     low = f"above {floor:.4g}" if floor is not None else "above 0"
     return f"use a Θ̂ {low} and at most {top:.4g}"
+
+
+def best_theta(db: Database | str | Path) -> Thetas:
+    """The best Θ̂ of the most recently updated calibration: per label if it was calibrated per label."""
+    database = Database.of(db, readonly=True)
+    store = Calibrations(database)
+    found = store.latest_best()
+    if found is None:
+        raise ConfigurationError(f"{database.path}: not calibrated yet; run `clparse calibrate --db "
+                                 f"{database.path}` or give --theta X")
+    per_label = store.per_label_thetas(found[0])
+    return per_label if per_label is not None else found[1]
 
 
 def load_model(db: Database | str | Path, theta: Thetas) -> ParserModel:

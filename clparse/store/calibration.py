@@ -104,6 +104,18 @@ class Calibrations:
                     connection.execute(sa.select(steps.c.label, steps.c.theta, steps.c.f1, steps.c.accepted)
                                        .where(steps.c.calibration_id == calibration_id).order_by(steps.c.step))]
 
+    def per_label_thetas(self, calibration_id: int) -> dict[str, float] | None:
+        """The per-label Θ̂ of a calibration (its best Θ̂ for every label, moved by each accepted trial),
+        or None if no trial was accepted."""
+        accepted = [(label, theta) for label, theta, _, ok in self.trials(calibration_id) if ok]
+        best = self.best_theta(calibration_id)
+        if not accepted or best is None:
+            return None
+        with self.db.reading() as connection:
+            thetas = {str(label): best for label in connection.execute(sa.select(schema.labels.c.name)).scalars()}
+        thetas.update(accepted)
+        return thetas
+
     def add_trial(self, calibration_id: int, step: int, label: str, theta: float, f1: float, accepted: bool,
                   seconds: float) -> None:
         with self.db.transaction() as connection:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from clparse.errors import ConfigurationError
 from clparse.examples.state import leaf_items
@@ -30,10 +30,7 @@ from clparse.search import CandidateScorer, search
 from clparse.search.restore import flat_tree, item_tree, restore_tokens
 from clparse.store.database import Database
 from clparse.store.runs import Runs
-from clparse.tag.stored import NONE_TAG, load_tagger
-
-if TYPE_CHECKING:
-    from clparse.tag import Tagger
+from clparse.tag.stored import NONE_TAG, PosTagger, load_tagger
 
 
 def escape(token: str) -> str:
@@ -81,22 +78,22 @@ class SearchOptions:
 
 
 class Parser:
-    def __init__(self, model: ParserModel, preprocess: PreprocessConfig, tagger: Tagger | None = None,
+    def __init__(self, model: ParserModel, preprocess: PreprocessConfig, tagger: PosTagger | None = None,
                  options: SearchOptions = SearchOptions()) -> None:
         self.model = model
         self.preprocess = preprocess
         self._tagger = tagger
         self.options = options
-        self._tagger_db: Path | None = None  # the stored tagger, loaded when first needed (NLTK is slow to import)
+        self._tagger_db: Path | None = None  # the stored tagger, loaded when first needed (a tagger's library is slow to import)
 
     @property
-    def tagger(self) -> Tagger | None:
+    def tagger(self) -> PosTagger | None:
         if self._tagger is None and self._tagger_db is not None:
             self._tagger, self._tagger_db = load_tagger(self._tagger_db), None
         return self._tagger
 
     @tagger.setter
-    def tagger(self, tagger: Tagger | None) -> None:
+    def tagger(self, tagger: PosTagger | None) -> None:
         self._tagger, self._tagger_db = tagger, None
 
     @classmethod

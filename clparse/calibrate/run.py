@@ -79,6 +79,12 @@ class CalibrationResult:
     skipped: dict[float, str] = field(default_factory=dict)  # Θ̂ not calibrated, and why
 
 
+def default_tags(db: Database | str | Path) -> str:
+    """``tagger`` if the run's training trees carry jackknifed tagger tags, else ``gold``."""
+    settings = Runs(Database.of(db, readonly=True)).config()["settings"]
+    return "tagger" if settings.get("train_tags") == "jackknife" else "gold"
+
+
 def dev_trees(db: Database | str | Path, files: Sequence[str | Path] = ()) -> list[Tree]:
     """Gold dev trees: the database's dev split, or ``files`` filtered to the run's length limit."""
     runs = Runs(Database.of(db, readonly=True))

@@ -36,9 +36,11 @@ from clparse.read.ptb import format_tree
 from clparse.read.tree import Tree
 from clparse.store.database import Database
 from clparse.store.runs import CHUNK_ROWS, RunWriter, Runs
+from clparse.tag.jackknife import TaggerSpec, jackknife, retag
 from clparse.tag.stored import NONE_TAG, ensure_tagger
 
 UNKNOWN_WORDS = ("unk", "signatures")
+TRAIN_TAGS = ("gold", "jackknife")
 
 
 @dataclass(frozen=True)
@@ -51,8 +53,19 @@ class PrepareSettings:
     skip_steps: tuple[str, ...] = ()
     constraints: bool = False  # no punctuation at a span edge, ROOT only unary (issue #11)
     unknown_words: str = "unk"  # rare words: one "unk", or "signatures" (shape and suffix, issue #11)
+    tagger: str = "crf"  # the run's POS tagger: crf or perceptron (issue #12)
+    train_tags: str = "gold"  # training trees' leaves: gold tags, or jackknifed tagger tags (issue #12)
+    folds: int = 10  # jackknife folds
+    tagger_iterations: int | None = None  # None: the tagger's default (CRF 150, perceptron 5)
 
     def __post_init__(self) -> None:
+        TaggerSpec(self.tagger, self.tagger_iterations)  # validates
+        if self.train_tags not in TRAIN_TAGS:
+            raise ConfigurationError(f"train_tags must be one of {', '.join(TRAIN_TAGS)}, got {self.train_tags!r}")
+        if self.folds < 2:
+            raise ConfigurationError(f"folds must be at least 2, got {self.folds}")
+        if self.tagger_iterations is not None and self.tagger_iterations < 1:
+            raise ConfigurationError(f"tagger_iterations must be at least 1, got {self.tagger_iterations}")
         if self.max_words is not None and self.max_words < 1:
             raise ConfigurationError(f"max_words must be at least 1 (or None for every length), got {self.max_words}")
         if self.max_children < 1:
@@ -101,11 +114,15 @@ def _sha256(path: Path) -> str:
 
 # Settings added after the first release enter the digest only when they differ from the behaviour
 # before they existed, so a database prepared then is still recognised as "the same inputs".
-LATER_SETTINGS: dict[str, object] = {"constraints": False, "unknown_words": "unk"}
+LATER_SETTINGS: dict[str, object] = {"constraints": False, "unknown_words": "unk", "train_tags": "gold"}
+# With gold training tags the examples do not depend on the tagger: its settings stay out of the digest.
+TAGGER_SETTINGS = ("tagger", "folds", "tagger_iterations")
 
 
 def input_digest(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings) -> str:
     values = {k: v for k, v in settings.to_dict().items() if k not in LATER_SETTINGS or v != LATER_SETTINGS[k]}
+    if settings.train_tags == "gold":
+        values = {k: v for k, v in values.items() if k not in TAGGER_SETTINGS}
     payload = json.dumps({"settings": values, "files": [(split, sha) for split, _, sha in files]},
                          sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
@@ -114,8 +131,13 @@ def input_digest(files: Sequence[tuple[str, Path, str]], settings: PrepareSettin
 def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Path] = (),
             settings: PrepareSettings = PrepareSettings(),
             progress: Callable[[int], object] | None = None,
-            total: Callable[[int], object] | None = None) -> PrepareSummary:
-    """Generate and store the training examples of ``train`` (and the ``dev`` sentences), and train the tagger."""
+            total: Callable[[int], object] | None = None, jobs: int = 1,
+            on_fold: Callable[[int], object] | None = None) -> PrepareSummary:
+    """Generate and store the training examples of ``train`` (and the ``dev`` sentences), and train the tagger.
+
+    With ``settings.train_tags == "jackknife"`` the training trees get their tags from taggers trained
+    on the other folds first (``jobs`` of them at a time; ``on_fold(k)`` as each finishes).
+    """
     db = Path(db)
     if not train:
         raise ConfigurationError("prepare needs at least one --train file")
@@ -127,7 +149,8 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
         if existing:
             run_id, stored = existing
             if stored == digest:
-                trained, accuracy = ensure_tagger(database, train)  # databases prepared before taggers get one now
+                trained, accuracy = ensure_tagger(  # databases prepared before taggers get one now
+                    database, train, spec=TaggerSpec(settings.tagger, settings.tagger_iterations))
                 note = f"; trained its POS tagger ({_accuracy(accuracy)})" if trained else ""
                 return PrepareSummary(False, run_id, f"{db} already holds run {run_id} prepared from these inputs "
                                                      f"and settings: nothing to do{note}")
@@ -138,13 +161,14 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
         tagged: list[list[tuple[str, str]]] = []
         try:
             with runs.writing() as writer:
-                _prepare_in(writer, digest, files, settings, summary, progress, total, tagged)
+                _prepare_in(writer, digest, files, settings, summary, progress, total, tagged, jobs, on_fold)
                 summary.seconds = time.perf_counter() - start
                 writer.finish(summary.seconds)
         except DatabaseError as exc:
             raise DatabaseError(f"writing the run failed and was rolled back, the database is unchanged: {exc}") \
                 from None
-        _, accuracy = ensure_tagger(database, train, train_sentences=tagged)  # the trees read once, every length
+        _, accuracy = ensure_tagger(database, train, train_sentences=tagged,  # the trees read once, every length
+                                    spec=TaggerSpec(settings.tagger, settings.tagger_iterations))
     summary.message = (f"prepared run {summary.run_id}: {summary.train_sentences} training sentences, "
                        f"{summary.dev_sentences} dev sentences, {summary.rows} feature rows, "
                        f"{summary.features} features, POS tagger {_accuracy(accuracy)}, {summary.seconds:.1f} s")
@@ -203,29 +227,59 @@ def _noting(trees: Iterable[Tree], tagged: list[list[tuple[str, str]]]) -> Itera
         yield tree
 
 
+@dataclass
+class Jackknifed:
+    """A training sentence prepared from jackknifed tags: its fold, the tags, and its gold tree."""
+
+    fold: int
+    tags: list[str]
+    gold: Tree
+
+
 def _read(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings, summary: PrepareSummary,
-          tagged: list[list[tuple[str, str]]]) -> tuple[dict[str, list[Preprocessed]], dict[Path, int]]:
+          tagged: list[list[tuple[str, str]]], jobs: int = 1, on_fold: Callable[[int], object] | None = None
+          ) -> tuple[dict[str, list[Preprocessed]], dict[Path, int], list[Jackknifed | None]]:
+    """Preprocessed sentences per split, trees per file, and per kept training sentence its jackknife record."""
     config = settings.preprocess_config()
     report = PreprocessReport()
     file_trees: dict[Path, int] = {}
     kept: dict[str, list[Preprocessed]] = {"train": [], "dev": []}
+    records: list[Jackknifed | None] = []
+    if settings.train_tags == "jackknife":
+        # The folds need every training tree first: read them all (every length: the taggers see all).
+        train_trees = [(path, tree) for split, path, _ in files if split == "train"
+                       for tree in _noting(read_trees(path), tagged)]
+        tags, folds = jackknife(tagged, settings.folds, TaggerSpec(settings.tagger, settings.tagger_iterations),
+                                jobs, on_fold)
+        for i, (path, tree) in enumerate(train_trees):
+            before = report.kept
+            kept["train"] += preprocess_treebank([retag(tree, tags[i])], config, report)
+            if report.kept > before:
+                records.append(Jackknifed(folds[i], tags[i], tree))
+            file_trees[path] = file_trees.get(path, 0) + 1
     for split, path, _ in files:
+        if split == "train" and settings.train_tags == "jackknife":
+            continue
         before = report.sentences
         trees = _noting(read_trees(path), tagged) if split == "train" else read_trees(path)
-        kept[split] += preprocess_treebank(trees, config, report)
+        results = list(preprocess_treebank(trees, config, report))
+        kept[split] += results
+        if split == "train":
+            records += [None] * len(results)
         file_trees[path] = report.sentences - before
     summary.preprocess = report.to_dict()
     if not kept["train"]:
         raise ConfigurationError("no training sentence survived preprocessing and the length filter")
-    return kept, file_trees
+    return kept, file_trees, records
 
 
 def _prepare_in(writer: RunWriter, digest: str, files: Sequence[tuple[str, Path, str]],
                 settings: PrepareSettings, summary: PrepareSummary,
                 progress: Callable[[int], object] | None, total: Callable[[int], object] | None,
-                tagged: list[list[tuple[str, str]]]) -> None:
+                tagged: list[list[tuple[str, str]]], jobs: int = 1,
+                on_fold: Callable[[int], object] | None = None) -> None:
     """Read, generate and write the whole run inside the caller's transaction."""
-    kept, file_trees = _read(files, settings, summary, tagged)
+    kept, file_trees, records = _read(files, settings, summary, tagged, jobs, on_fold)
     train = kept["train"]
     vocabulary = Vocabulary.build((w for p in train for w in p.tree.words()), settings.vocab_min,
                                   settings.unknown_words == "signatures")
@@ -249,6 +303,9 @@ def _prepare_in(writer: RunWriter, digest: str, files: Sequence[tuple[str, Path,
                    "removed_json": json.dumps([asdict(r) for r in result.removed]),
                    "trained": False, "skip_reason": None}
             path = None
+            record = records[position] if split == "train" else None
+            if record is not None:  # the gold tree as read; the training tree carries the fold's tags
+                row.update(gold_tree=format_tree(record.gold), fold=record.fold, tags=" ".join(record.tags))
             if split == "train":
                 before = generator.report.too_wide
                 tree = generator.prepare_tree(result.tree)

@@ -25,7 +25,7 @@ from sqlalchemy import (
 #: ``PRAGMA application_id`` of every clparse database ("clpa"): tells a clparse file from any other SQLite file.
 APPLICATION_ID = 0x636C7061
 #: Newest schema revision this clparse knows (the Alembic head).
-SCHEMA_REVISION = "0005"
+SCHEMA_REVISION = "0006"
 
 metadata = MetaData()
 
@@ -63,6 +63,8 @@ sentences = Table(
     Column("removed_json", Text, nullable=False),  # tokens preprocessing removed
     Column("trained", Boolean, nullable=False),  # examples were generated from it
     Column("skip_reason", String),
+    Column("fold", Integer),  # jackknife fold of a training sentence (NULL: trained on gold tags)
+    Column("tags", Text),  # the POS tags its training tree carries when jackknifed (space-separated)
     UniqueConstraint("run_id", "split", "position"),
 )
 
@@ -207,15 +209,18 @@ margin_checkpoints = Table(
 
 # ---------------------------------------------------------------- tagging and calibration (revision 0003)
 
-# The POS tagger prepare trains on the training split (NLTK's averaged perceptron), as JSON.
+# The POS tagger prepare trains on the training split: ``kind`` perceptron (NLTK's averaged
+# perceptron, JSON text in model_json) or crf (CRFsuite bytes behind clparse's header, model_blob).
 taggers = Table(
     "taggers", metadata,
     Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
-    Column("model_json", Text, nullable=False),
+    Column("model_json", Text),
     Column("train_sentences", Integer, nullable=False),
     Column("dev_accuracy", Float),  # token accuracy on the dev split (NULL without one)
     Column("seconds", Float, nullable=False),
     Column("created_at", String, nullable=False),
+    Column("kind", String, nullable=False, server_default="perceptron"),  # revision 0006
+    Column("model_blob", LargeBinary),  # revision 0006
 )
 
 # One calibration: a dev set and search settings; its points are parsed one Θ̂ at a time.

@@ -21,14 +21,22 @@ class Taggers:
             row = connection.execute(sa.select(schema.taggers.c.dev_accuracy)).first()
         return (False, None) if row is None else (True, row[0])
 
-    def model(self) -> str | None:
-        """The stored model (JSON text), or None if the run has no tagger."""
+    def model(self) -> tuple[str, str | bytes] | None:
+        """(kind, model) of the stored tagger: ``perceptron`` with JSON text, ``crf`` with bytes; None if none."""
+        tg = schema.taggers
         with self.db.reading() as connection:
-            return connection.execute(sa.select(schema.taggers.c.model_json)).scalar()
+            row = connection.execute(sa.select(tg.c.kind, tg.c.model_json, tg.c.model_blob)).first()
+        if row is None:
+            return None
+        kind, text, blob = row
+        return str(kind), (bytes(blob) if blob is not None else str(text))
 
-    def store(self, model: str, train_sentences: int, dev_accuracy: float | None, seconds: float) -> None:
+    def store(self, kind: str, model: str | bytes, train_sentences: int, dev_accuracy: float | None,
+              seconds: float) -> None:
+        """Keep the run's tagger: text in ``model_json``, bytes in ``model_blob``."""
         with self.db.transaction() as connection:
             run_id = connection.execute(sa.select(schema.runs.c.id)).scalar_one()
             connection.execute(schema.taggers.insert().values(
-                run_id=run_id, model_json=model, train_sentences=train_sentences, dev_accuracy=dev_accuracy,
-                seconds=seconds, created_at=now()))
+                run_id=run_id, kind=kind, model_json=model if isinstance(model, str) else None,
+                model_blob=model if isinstance(model, bytes) else None, train_sentences=train_sentences,
+                dev_accuracy=dev_accuracy, seconds=seconds, created_at=now()))

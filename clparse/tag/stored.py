@@ -1,22 +1,34 @@
-"""The POS tagger of a run: trained from the training sentences, kept as data in the database."""
+"""The POS tagger of a run: trained from the training sentences, kept as data in the database.
+
+``kind`` ``crf`` (the default since it measured best: 96.18 % on GUM dev against 95.02 %) keeps
+CRFsuite's model bytes in a blob; ``perceptron`` keeps NLTK's weights as JSON text. Neither is a
+pickle: loading a stored tagger runs no code from the database.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from clparse.errors import ConfigurationError
 from clparse.read import read_trees
 from clparse.read.ptb import parse_tree
 from clparse.store.database import Database
 from clparse.store.runs import Runs
 from clparse.store.taggers import Taggers
+from clparse.tag.jackknife import NONE_TAG, TaggerSpec
 
-if TYPE_CHECKING:
-    from clparse.tag import Tagger
+__all__ = ["NONE_TAG", "PosTagger", "ensure_tagger", "load_tagger", "tagged_words"]
 
-NONE_TAG = "-NONE-"
+
+class PosTagger(Protocol):
+    """What the parser and calibration use of a tagger (both kinds have it)."""
+
+    def tag(self, words: Sequence[str]) -> list[str]: ...
+
+    def accuracy(self, sentences: Sequence[Sequence[tuple[str, str]]]) -> float: ...
 
 
 def tagged_words(gold_tree: str) -> list[tuple[str, str]]:
@@ -25,7 +37,8 @@ def tagged_words(gold_tree: str) -> list[tuple[str, str]]:
 
 
 def ensure_tagger(db: Database | str | Path, train_files: Sequence[str | Path] = (),
-                  train_sentences: Sequence[Sequence[tuple[str, str]]] | None = None) -> tuple[bool, float | None]:
+                  train_sentences: Sequence[Sequence[tuple[str, str]]] | None = None,
+                  spec: TaggerSpec = TaggerSpec()) -> tuple[bool, float | None]:
     """Train and store the run's tagger unless it is there: (trained now, dev accuracy).
 
     A tagger sees whole sentences of any length, so it learns from every tree of ``train_files``
@@ -46,22 +59,30 @@ def ensure_tagger(db: Database | str | Path, train_files: Sequence[str | Path] =
                  for path in train_files for tree in read_trees(path)]
     else:
         train = [tagged_words(tree) for tree in runs.gold_trees("train")]
-    dev = [tagged_words(tree) for tree in runs.gold_trees("dev")]
+    train = [sentence for sentence in train if sentence]
+    dev = [s for s in (tagged_words(tree) for tree in runs.gold_trees("dev")) if s]
     start = time.perf_counter()
-    from clparse.tag import Tagger  # NLTK (and through it scipy) only when a tagger is trained or used
-
-    tagger = Tagger.train(train)
+    tagger = spec.train(train)
     seconds = time.perf_counter() - start
-    accuracy = tagger.accuracy(dev) if dev else None
-    taggers.store(tagger.to_json(), len(train), accuracy, seconds)
+    accuracy = tagger.accuracy(dev) if dev else None  # type: ignore[attr-defined]
+    model = tagger.to_bytes() if spec.kind == "crf" else tagger.to_json()  # type: ignore[attr-defined]
+    taggers.store(spec.kind, model, len(train), accuracy, seconds)
     return True, accuracy
 
 
-def load_tagger(db: Database | str | Path) -> Tagger | None:
+def load_tagger(db: Database | str | Path) -> PosTagger | None:
     """The run's stored tagger, or None if it has none."""
-    text = Taggers(Database.of(db, readonly=True)).model()
-    if text is None:
+    found = Taggers(Database.of(db, readonly=True)).model()
+    if found is None:
         return None
-    from clparse.tag import Tagger
+    kind, model = found
+    if kind == "crf" and isinstance(model, bytes):
+        from clparse.tag.crf import CrfTagger
 
-    return Tagger.from_json(text)
+        return CrfTagger.from_bytes(model)
+    if kind == "perceptron" and isinstance(model, str):
+        from clparse.tag.perceptron import Tagger
+
+        return Tagger.from_json(model)
+    raise ConfigurationError(f"{Database.of(db, readonly=True).path}: stored tagger of unknown kind {kind!r}; "
+                             "a newer clparse made it")

@@ -1,10 +1,11 @@
 """Databases written by older clparse versions upgrade to today's schema with their data intact.
 
-tests/data/old_schemas/ holds one small database per old schema revision (0001 .. 0004), each
+tests/data/old_schemas/ holds one small database per old schema revision (0001 .. 0005), each
 made by the clparse code of its time (``make.py`` there rebuilds them from git), and beside each a
 JSON record of what that old code said about it: row counts, digests of the stored examples, the
-Θ of every boosting iteration, SQL weights and model scores (0002 on), and its parser's trees for
-the dev sentences at several Θ̂, with gold tags and with the stored tagger (0003 on).
+Θ of every boosting iteration, SQL weights and model scores (0002 on), its parser's trees for
+the dev sentences at several Θ̂, with gold tags and with the stored tagger (0003 on), and the
+trials and Θ̂ of a per-label calibration (0005 on).
 
 Each test works on a copy, upgraded by ``clparse init`` (what any writing command does), and reads
 it back through today's public surfaces: ``clparse sql`` with its SQL functions, and the Python
@@ -29,7 +30,7 @@ from tests.conftest import read_rows as rows
 from tests.test_schema_autogenerate import schema_differences
 
 OLD_SCHEMAS = Path(__file__).parent / "data" / "old_schemas"
-REVISIONS = ("0001", "0002", "0003", "0004")
+REVISIONS = ("0001", "0002", "0003", "0004", "0005")
 
 
 def _make_module() -> Any:
@@ -151,8 +152,35 @@ def test_sentences_and_examples_read_back(upgraded: dict[str, Path], revision: s
         [(s["words"], s["tree"]) for s in old["dev_sentences"]]
 
 
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_columns_added_since_are_empty(upgraded: dict[str, Path], revision: str) -> None:
+    """0006: an old tagger row is a perceptron kept as JSON (no blob); no sentence has a jackknife fold."""
+    db, old = upgraded[revision], record(revision)
+    taggers = sql(db, "SELECT kind, model_blob IS NULL AS no_blob, model_json IS NOT NULL AS json FROM taggers")
+    assert taggers == [{"kind": "perceptron", "no_blob": 1, "json": 1}] * old["row_counts"].get("taggers", 0)
+    assert sql(db, "SELECT count(*) AS n FROM sentences WHERE fold IS NOT NULL OR tags IS NOT NULL") == [{"n": 0}]
+
+
 TRAINED = [r for r in REVISIONS if r >= "0002"]
 PARSED = [r for r in REVISIONS if r >= "0003"]
+
+
+@pytest.mark.parametrize("revision", PARSED)
+def test_the_stored_tagger_tags_as_it_did(upgraded: dict[str, Path], revision: str) -> None:
+    """The old perceptron tagger loads from its upgraded row and gives the tags it gave then: the
+    preterminals of the old parser's trees with the stored tagger (the same at every Θ̂)."""
+    from clparse.parser import escape
+    from clparse.read.ptb import parse_tree
+    from clparse.tag.perceptron import Tagger
+    from clparse.tag.stored import load_tagger
+
+    db, old = upgraded[revision], record(revision)
+    tagger = load_tagger(db)
+    assert isinstance(tagger, Tagger)
+    then = {tuple(tuple(parse_tree(tree).tagged_words()) for tree in point["tagger"]) for point in old["parses"]}
+    assert len(then) == 1
+    words = [[escape(w) for w, _ in s["tagged"]] for s in old["dev_sentences"]]
+    assert [tuple(zip(w, tagger.tag(w))) for w in words] == list(then.pop())
 
 
 @pytest.mark.parametrize("revision", TRAINED)
@@ -200,7 +228,9 @@ def test_parses_are_the_old_ones(upgraded: dict[str, Path], revision: str) -> No
     assert old["parses"][-1]["theta"] == "best"
     for point in old["parses"]:
         parser = Parser.from_db(db, point["theta"], beam=point["beam"])
-        if point["theta"] == "best":
+        if point["theta"] == "best" and old.get("per_label", {}).get("kept"):  # 0005 on: a Θ̂ per label
+            assert parser.model.label_thetas == old["per_label"]["thetas"]
+        elif point["theta"] == "best":
             assert parser.model.theta == old["calibration"]["best_theta"]
         assert [str(parser.parse_tagged(s)) for s in tagged] == point["gold_tags"], point["theta"]
         # The stored tagger (NLTK's averaged perceptron, as JSON) tags the words as it did then.
@@ -216,4 +246,5 @@ def test_calibration_reads_back(upgraded: dict[str, Path], revision: str) -> Non
     expected = [{**p, "completions": p["completions"] or 0} for p in old["calibration"]["points"]]
     # Before 0004 nothing was completed greedily at the pop cap: the migration's 0 is the truth.
     assert points == expected
-    assert sql(db, "SELECT count(*) AS n FROM label_theta_steps")[0]["n"] == 0
+    steps = sql(db, "SELECT label, theta, f1, accepted FROM label_theta_steps ORDER BY calibration_id, step")
+    assert steps == old.get("per_label", {}).get("trials", [])  # 0005's per-label trials; none before

@@ -1,6 +1,6 @@
 """Rebuild the old-schema databases in this folder with the clparse code of their own time.
 
-For every schema revision older than the head (0001 .. 0004), this script
+For every schema revision older than the head (0001 .. 0005), this script
 
 1. finds in git the last commit whose newest migration is that revision (the parent of the
    commit that added the next migration file),
@@ -10,11 +10,12 @@ For every schema revision older than the head (0001 .. 0004), this script
    :data:`DEV_SENTENCES` dev trees of at most :data:`MAX_TOKENS` tokens, the first in file order):
    ``prepare`` always; ``train`` from 0002 on (until Θ < :data:`UNTIL_THETA`, a margin checkpoint
    every :data:`CHECKPOINT_EVERY` iterations); ``calibrate`` on the stored dev sentences from 0003 on,
+   and from 0005 on a per-label calibration after it (its trials are 0005's ``label_theta_steps``),
 4. writes ``schema-REV.sqlite`` (VACUUMed) and ``schema-REV.json`` beside this file: what that old
    code said about its database (row counts per table, labels, digests of the stored examples, the
    stored Θ lists, model scores and SQL weights from 0002 on, and from 0003 on the old parser's trees
    for the dev sentences at several Θ̂, with gold tags and with the stored tagger, and the
-   calibration's best Θ̂).
+   calibration's best Θ̂, and from 0005 on the per-label trials and Θ̂).
 
 ``tests/test_schema_upgrade.py`` opens copies of these files with today's clparse (which upgrades
 them after a backup) and checks that today's code reads the same data and parses the same trees.
@@ -42,7 +43,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
-OLD_REVISIONS = ("0001", "0002", "0003", "0004")
+OLD_REVISIONS = ("0001", "0002", "0003", "0004", "0005")
 
 TRAIN_SENTENCES = 8
 DEV_SENTENCES = 6
@@ -208,10 +209,17 @@ def build(revision: str, db: str, record: str, train: str, dev: str) -> None:
     assert here == Path.cwd().resolve(), f"clparse comes from {here}, not from the old worktree {Path.cwd()}"
     level = int(revision)
 
-    from clparse.store.access import TrainingData
-    from clparse.store.prepare import PrepareSettings, prepare
+    from importlib.util import find_spec
 
     from clparse.store.database import init_database
+
+    layered = find_spec("clparse.examples.data") is not None  # 0005 on: storage behind one door (issue 15)
+    if layered:
+        from clparse.examples.data import TrainingData
+        from clparse.examples.prepare import PrepareSettings, prepare
+    else:
+        from clparse.store.access import TrainingData
+        from clparse.store.prepare import PrepareSettings, prepare
 
     init_database(db)
     settings = PrepareSettings(vocab_min=VOCAB_MIN)
@@ -233,7 +241,10 @@ def build(revision: str, db: str, record: str, train: str, dev: str) -> None:
                       "tagged": [[w, t] for w, t in s.gold_tree.tagged_words() if t != "-NONE-"]}
                      for s in data.sentences("dev")]
     info["dev_sentences"] = dev_sentences
-    data.engine.dispose()
+    if layered:
+        data.runs.db.close()
+    else:
+        data.engine.dispose()
 
     if level >= 2:
         from clparse.boost.booster import BoostSettings
@@ -250,7 +261,10 @@ def build(revision: str, db: str, record: str, train: str, dev: str) -> None:
             f"WHERE l.name = '{label}' ORDER BY i.iteration"))] for label in labels}
         info["thetas"] = thetas
         # Weights of a middle iteration of the label with the most trees, as `clparse sql` shows them.
-        from clparse.store.sql import run_query
+        if layered:
+            from clparse.query import run_query
+        else:
+            from clparse.store.sql import run_query
 
         label = max(labels, key=lambda name: (len(thetas[name]), name))
         iteration = max(1, len(thetas[label]) // 2 + 1)
@@ -287,6 +301,16 @@ def build(revision: str, db: str, record: str, train: str, dev: str) -> None:
                                "points": [{"theta": p.theta, "f1": p.f1, "fallbacks": p.fallbacks,
                                            "completions": getattr(p, "completions", None)}  # 0004 on
                                           for p in result.points]}
+        if level >= 5:  # per-label Θ̂ from the global calibration; "best" below is then its assignment
+            from clparse.calibrate.per_label import calibrate_per_label
+
+            found = calibrate_per_label(db, settings=CalibrationSettings(beam=PARSE_BEAM))
+            assert not found.stopped and found.replayed == 0, found
+            kept = any(accepted for *_, accepted in found.history)
+            info["per_label"] = {"start_theta": found.start_theta, "start_f1": found.start_f1, "f1": found.f1,
+                                 "kept": kept, "thetas": found.thetas,
+                                 "trials": [{"label": label, "theta": theta, "f1": f1, "accepted": accepted}
+                                            for label, theta, f1, accepted in found.history]}
         tagged = [[(w, t) for w, t in s["tagged"]] for s in dev_sentences]
         parses: list[dict[str, object]] = []
         info["parses"] = parses

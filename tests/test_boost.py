@@ -51,7 +51,8 @@ def make_booster(X: np.ndarray, y, m, margins: np.ndarray | None = None, iterati
     A = sp.csr_matrix(np.asarray(X, dtype=np.int8))
     A.sort_indices()
     return Booster(A.indptr.astype(np.int64), A.indices.astype(np.int32), A.shape[1],
-                   np.asarray(y, dtype=np.int8), np.asarray(m), BoostSettings(**settings),
+                   np.asarray(y, dtype=np.int8), np.asarray(m),
+                   BoostSettings(**{"smoothing": 0.0, **settings}),  # the paper's ε unless a test says otherwise
                    margins=margins, iteration=iteration, theta=theta)
 
 
@@ -207,7 +208,7 @@ def test_smoothing_is_a_checked_setting() -> None:
     with pytest.raises(ConfigurationError):
         BoostSettings(smoothing=-1.0)
     assert BoostSettings.from_dict({"loss": "logistic", "max_depth": None, "epsilon": 1e-8,
-                                    "checkpoint_every": 50}) == BoostSettings()  # settings stored before it
+                                    "checkpoint_every": 50}) == BoostSettings(smoothing=0.0)  # stored before it
 
 
 def test_hand_worked_second_iteration() -> None:
@@ -415,7 +416,7 @@ def test_reference_agreement_sample(adjp, exact: bool) -> None:
     indices = adjp.indices[:indptr[-1]]
     y, m = adjp.y[:n], adjp.multiplicity[:n]
     assert (y > 0).sum() > 0
-    booster = Booster(indptr, indices, adjp.n_features, y, m)
+    booster = Booster(indptr, indices, adjp.n_features, y, m, BoostSettings(smoothing=0.0))  # the reference: ε
     results = run(booster, 10)
     assert len(results) == 10
     X = sp.csr_matrix((np.ones(len(indices), dtype=np.int8), indices, indptr),

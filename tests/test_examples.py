@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from hypothesis import given, settings
 
@@ -112,7 +114,7 @@ def test_features_of_a_hand_worked_state() -> None:
     # state: NP(The dog) built; frontier = NP, saw/VBD, me/PRP. Candidate: VP over (VBD, PRP), head = VBD.
     leaves = leaf_items([("The", "DT"), ("dog", "NN"), ("saw", "VBD"), ("me", "PRP")])
     frontier = [build("NP", leaves[:2]), leaves[2], leaves[3]]
-    got = candidate_features(frontier, 1, 3, head=0, config=FeatureConfig(context=1, exists_terminal=False))
+    got = candidate_features(frontier, 1, 3, head=0, config=replace(FeatureConfig.paper(context=1), exists_terminal=False))
 
     none = ("<none>",) * 3
     expected = (

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -62,11 +63,11 @@ def sample_trees(limit: int | None = None) -> tuple[list, Vocabulary, list[str]]
 
 
 @pytest.mark.parametrize("config, limit", [
-    (FeatureConfig(), None),
-    (FeatureConfig(context=0), 60),
-    (FeatureConfig(context=3, grandchild=False), 60),
-    (FeatureConfig(context=1, child=False, exists=False), 60),
-    (FeatureConfig(exists_terminal=False), 60),
+    (FeatureConfig.paper(), None),
+    (replace(FeatureConfig.paper(), context=0), 60),
+    (replace(FeatureConfig.paper(), context=3, grandchild=False), 60),
+    (replace(FeatureConfig.paper(), context=1, child=False, exists=False), 60),
+    (replace(FeatureConfig.paper(), exists_terminal=False), 60),
 ])
 def test_prepare_kernel_equals_the_reference_generator(config: FeatureConfig, limit: int | None) -> None:
     kept, vocabulary, labels = sample_trees(limit)
@@ -137,11 +138,26 @@ class BothScorers:
         return new
 
 
+@pytest.fixture(scope="module")
+def paper_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample with the paper's templates and no constraints (what the Python reference scorer knows)."""
+    from clparse.examples.prepare import PrepareSettings, prepare
+    from clparse.store.database import init_database
+    from clparse.train import StopRule, train
+
+    path = tmp_path_factory.mktemp("paper") / "paper.sqlite"
+    init_database(path)
+    prepare(path, [sample_path("train")], [sample_path("dev")],
+            PrepareSettings(features=FeatureConfig.paper(), constraints=False, tagger="perceptron"))
+    assert not train(path, rule=StopRule(until_theta=3.0)).failures
+    return path
+
+
 @pytest.mark.parametrize("theta", [4.0, 12.0])
-def test_compiled_scores_equal_the_reference_scorer(trained_db: Path, theta: float) -> None:
-    model = load_model(trained_db, theta)
+def test_compiled_scores_equal_the_reference_scorer(paper_db: Path, theta: float) -> None:
+    model = load_model(paper_db, theta)
     states = 0
-    for tree in dev_trees(trained_db):
+    for tree in dev_trees(paper_db):
         tagged = [(w, t) for w, t in tree.tagged_words() if t != "-NONE-"]
         scorer = BothScorers(model)
         search(leaf_items(tagged, model.vocabulary.normalize), scorer, beam=8, max_pops=300)

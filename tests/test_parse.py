@@ -299,10 +299,12 @@ def test_cli_warns_about_a_greedy_completion_at_the_pop_cap(trained_db: Path) ->
     assert "parsed 1 sentence(s); 0 flat fallback(s); 1 completed greedily at the pop cap" in result.stderr
 
 
-# Measured when this floor was set (sample model of conftest.trained_db, its 20 dev sentences <= 15
-# words, gold tags, Θ̂ = 3.5): F1 69.57 greedy, 72.73 at beam 100. Training is deterministic, so the
-# figures only move when the code does; the margin leaves room for deliberate small changes.
-QUALITY_FLOOR = {1: 66.0, 100: 69.0}
+# Measured when this floor was set (sample model of conftest.trained_db with the defaults of issue #11:
+# constraints, richer templates, smoothing 0.5; its 20 dev sentences <= 15 words, gold tags, Θ̂ = 3.5):
+# F1 68.88 greedy, 69.57 at beam 100 (the paper's settings gave 69.57 and 72.73: 20 sentences are too
+# few to rank settings, GUM dev is where they are compared). Training is deterministic, so the figures
+# only move when the code does; the margin leaves room for deliberate small changes.
+QUALITY_FLOOR = {1: 66.0, 100: 67.0}
 
 
 @pytest.mark.parametrize("beam", sorted(QUALITY_FLOOR))

@@ -59,6 +59,19 @@ def resolve(db: str | Path, labels: Sequence[str] | None, rule: StopRule,
     return chosen, rule
 
 
+def started_settings(db: str | Path) -> BoostSettings | None:
+    """The settings the run's first started label was trained with (None if no label has started)."""
+    store = TrainingStore(db, readonly=True)
+    try:
+        for label in store.labels():
+            stored = store.state(label).settings
+            if stored is not None:
+                return BoostSettings.from_dict(stored)
+        return None
+    finally:
+        store.close()
+
+
 def train(db: str | Path, labels: Sequence[str] | None = None, settings: BoostSettings = BoostSettings(),
           rule: StopRule = StopRule(), jobs: int = 1, should_stop: Callable[[], bool] = lambda: False,
           on_iteration: Callable[[str, IterationResult], object] | None = None,

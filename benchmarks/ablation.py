@@ -33,32 +33,35 @@ GUM = Path(__file__).resolve().parents[2] / "shared" / "data" / "gum"
 CLPARSE = [str(Path(sys.executable).with_name("clparse"))]
 
 
+Options = dict[str, list[str]]  # setting -> its command-line words; a later lever's words replace an earlier's
+
+
 @dataclass
 class Lever:
     name: str
-    prepare: list[str] = field(default_factory=list)
-    train: list[str] = field(default_factory=list)
-    replaces: list[str] = field(default_factory=list)  # train options of kept rows this lever takes the place of
+    prepare: Options = field(default_factory=dict)
+    train: Options = field(default_factory=dict)
 
 
 RICH = ["--template", "child-extra", "--template", "head-of-child", "--template", "context-exists",
         "--template", "length"]
+# Row 0 spells the paper's settings out: the defaults are now the kept levers (constraints, richer
+# templates, smoothing 0.5), so every row says each setting it depends on.
 LEVERS = [
-    Lever("paper's settings (K = 5, one UNK, ε = 1e-8)"),
-    Lever("+ candidate constraints", prepare=["--constraints"]),
-    Lever("+ leaf smoothing 0.5", train=["--smoothing", "0.5"]),
-    Lever("+ UNK signatures", prepare=["--unknown-words", "signatures"]),
-    Lever("+ K = 7", prepare=["--max-children", "7"]),
-    Lever("+ richer templates", prepare=RICH),
-    Lever("ℓ1 rule instead of smoothing", train=["--rule", "l1"], replaces=["--smoothing", "0.5"]),
+    Lever("paper's settings (K = 5, one UNK, ε = 1e-8)",
+          prepare={"constraints": ["--no-constraints"], "templates": ["--template", "none"]},
+          train={"smoothing": ["--smoothing", "0"]}),
+    Lever("+ candidate constraints", prepare={"constraints": ["--constraints"]}),
+    Lever("+ leaf smoothing 0.5", train={"smoothing": ["--smoothing", "0.5"]}),
+    Lever("+ UNK signatures", prepare={"unknown_words": ["--unknown-words", "signatures"]}),
+    Lever("+ K = 7", prepare={"max_children": ["--max-children", "7"]}),
+    Lever("+ richer templates", prepare={"templates": RICH}),
+    Lever("ℓ1 rule instead of smoothing", train={"rule": ["--rule", "l1"], "smoothing": ["--smoothing", "0"]}),
 ]
 
 
-def without(options: list[str], dropped: list[str]) -> list[str]:
-    """``options`` less the option/value pairs of ``dropped``."""
-    pairs = list(zip(options[::2], options[1::2]))
-    gone = set(zip(dropped[::2], dropped[1::2]))
-    return [x for pair in pairs if pair not in gone for x in pair]
+def words(options: Options) -> list[str]:
+    return [word for option in options.values() for word in option]
 
 
 def clparse(*args: str, output: Path | None = None) -> str:
@@ -127,13 +130,13 @@ def main() -> None:
     args.out = args.out.resolve()
     args.out.mkdir(parents=True, exist_ok=True)
     gold = args.out / "dev.gold"
-    kept_prepare: list[str] = []
-    kept_train: list[str] = []
+    kept_prepare: Options = {}
+    kept_train: Options = {}
     rows = []
     previous: dict[str, object] | None = None
     for index, lever in enumerate(LEVERS[:args.rows]):
-        train_args = without(kept_train, lever.replaces) + lever.train
-        result = run_row(index, kept_prepare + lever.prepare, train_args, args, gold)
+        prepare_options, train_options = {**kept_prepare, **lever.prepare}, {**kept_train, **lever.train}
+        result = run_row(index, words(prepare_options), words(train_options), args, gold)
         p_value = None
         if previous is not None:
             report = json.loads(clparse("compare", str(gold), str(previous["parsed"]), str(result["parsed"]),
@@ -141,8 +144,7 @@ def main() -> None:
             p_value = report["metrics"]["f1"]["p_value"]
         kept = previous is None or float(result["f1"]) > float(previous["f1"])  # type: ignore[arg-type]
         if kept:
-            kept_prepare += lever.prepare
-            kept_train = train_args
+            kept_prepare, kept_train = prepare_options, train_options
             previous = result
         rows.append((lever.name, result, p_value, kept))
         print(f"row {index} ({lever.name}): F1 {result['f1']:.2f}, kept: {kept}", file=sys.stderr, flush=True)

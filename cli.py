@@ -364,6 +364,10 @@ def _skip_bad_refused(ctx: click.Context, param: click.Parameter, value: bool) -
                    "tag errors it will meet on raw text.")
 @click.option("--folds", type=click.IntRange(min=2), default=10, show_default=True,
               help="Jackknife folds (with --train-tags jackknife).")
+@click.option("--fold-order", type=click.Choice(["interleaved", "contiguous"]), default="interleaved",
+              show_default=True,
+              help="How training sentences are dealt into jackknife folds: sentence i to fold i mod N, so each "
+                   "fold's tagger sees every genre (as the final tagger does), or N contiguous blocks.")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Processes training the jackknife folds' taggers at once.")
 @click.option("--tagger-iterations", type=click.IntRange(min=1), default=None,
@@ -372,7 +376,7 @@ def _skip_bad_refused(ctx: click.Context, param: click.Parameter, value: bool) -
 def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], max_words: int, seed: int,
                     context: int, max_children: int, vocab_min: int, skip_steps: tuple[str, ...],
                     constraints: bool, unknown_words: str, templates: tuple[str, ...], tagger: str,
-                    train_tags: str, folds: int, jobs: int, tagger_iterations: int | None) -> None:
+                    train_tags: str, folds: int, fold_order: str, jobs: int, tagger_iterations: int | None) -> None:
     """Read and preprocess the treebank and store every training example with its features.
 
     One seeded random bottom-up path per training tree; every candidate at every state on it
@@ -392,7 +396,8 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], ma
                                features=_features(context, templates),
                                skip_steps=tuple(skip_steps),
                                constraints=constraints, unknown_words=unknown_words, tagger=tagger,
-                               train_tags=train_tags, folds=folds, tagger_iterations=tagger_iterations)
+                               train_tags=train_tags, folds=folds, fold_order=fold_order,
+                               tagger_iterations=tagger_iterations)
     bar: Progress | None = None
     fold_bar: Progress | None = None
 

@@ -54,18 +54,25 @@ class _Seen:
         return ["SEEN" if tuple(words) in self.seen else "UNSEEN"] * len(words)
 
 
-def test_no_fold_is_tagged_by_a_tagger_that_saw_it() -> None:
+@pytest.mark.parametrize("order, expected", [("contiguous", [0, 0, 0, 1, 1, 2, 2, 2, 3, 3]),
+                                             ("interleaved", [0, 1, 2, 3, 0, 1, 2, 3, 0, 1])])
+def test_no_fold_is_tagged_by_a_tagger_that_saw_it(order: str, expected: list[int]) -> None:
     sentences = [[(f"w{i}", "NN"), (f"v{i}", "VB")] for i in range(10)]
-    tags, folds = jackknife(sentences, 4, Recording())
-    assert folds == [fold_of(i, 10, 4) for i in range(10)] == [0, 0, 0, 1, 1, 2, 2, 2, 3, 3]
+    tags, folds = jackknife(sentences, 4, Recording(), order=order)
+    assert folds == [fold_of(i, 10, 4, order) for i in range(10)] == expected
     assert all(t == ["UNSEEN", "UNSEEN"] for t in tags)  # no tagger had its own fold's sentences
 
 
-def test_folds_are_contiguous_and_cover_every_sentence() -> None:
+def test_folds_cover_every_sentence() -> None:
     for count in (2, 7, 10, 101):
         for folds in range(2, min(count, 12) + 1):
-            assignment = [fold_of(i, count, folds) for i in range(count)]
-            assert assignment == sorted(assignment) and set(assignment) == set(range(folds))
+            blocks = [fold_of(i, count, folds, "contiguous") for i in range(count)]
+            assert blocks == sorted(blocks) and set(blocks) == set(range(folds))
+            dealt = [fold_of(i, count, folds, "interleaved") for i in range(count)]
+            assert set(dealt) == set(range(folds)) and max(map(dealt.count, set(dealt))) - \
+                min(map(dealt.count, set(dealt))) <= 1
+    with pytest.raises(ConfigurationError):
+        fold_of(0, 10, 2, "random")
 
 
 def test_jackknife_refuses_impossible_folds() -> None:
@@ -112,6 +119,8 @@ def test_jackknife_is_a_stored_setting_and_changes_the_digest() -> None:
     assert input_digest(files, PrepareSettings(tagger="perceptron")) == gold  # gold tags: tagger not in digest
     assert input_digest(files, PrepareSettings(train_tags="jackknife")) != gold
     assert input_digest(files, PrepareSettings(train_tags="jackknife", folds=5)) != \
+        input_digest(files, PrepareSettings(train_tags="jackknife"))
+    assert input_digest(files, PrepareSettings(train_tags="jackknife", fold_order="contiguous")) != \
         input_digest(files, PrepareSettings(train_tags="jackknife"))
 
 

@@ -36,7 +36,7 @@ from clparse.read.ptb import format_tree
 from clparse.read.tree import Tree
 from clparse.store.database import Database
 from clparse.store.runs import CHUNK_ROWS, RunWriter, Runs
-from clparse.tag.jackknife import TaggerSpec, jackknife, retag
+from clparse.tag.jackknife import FOLD_ORDERS, TaggerSpec, jackknife, retag
 from clparse.tag.stored import NONE_TAG, ensure_tagger
 
 UNKNOWN_WORDS = ("unk", "signatures")
@@ -56,12 +56,15 @@ class PrepareSettings:
     tagger: str = "crf"  # the run's POS tagger: crf or perceptron (issue #12)
     train_tags: str = "gold"  # training trees' leaves: gold tags, or jackknifed tagger tags (issue #12)
     folds: int = 10  # jackknife folds
+    fold_order: str = "interleaved"  # how sentences are dealt into folds (clparse.tag.jackknife)
     tagger_iterations: int | None = None  # None: the tagger's default (CRF 150, perceptron 5)
 
     def __post_init__(self) -> None:
         TaggerSpec(self.tagger, self.tagger_iterations)  # validates
         if self.train_tags not in TRAIN_TAGS:
             raise ConfigurationError(f"train_tags must be one of {', '.join(TRAIN_TAGS)}, got {self.train_tags!r}")
+        if self.fold_order not in FOLD_ORDERS:
+            raise ConfigurationError(f"fold_order must be one of {', '.join(FOLD_ORDERS)}, got {self.fold_order!r}")
         if self.folds < 2:
             raise ConfigurationError(f"folds must be at least 2, got {self.folds}")
         if self.tagger_iterations is not None and self.tagger_iterations < 1:
@@ -114,9 +117,10 @@ def _sha256(path: Path) -> str:
 
 # Settings added after the first release enter the digest only when they differ from the behaviour
 # before they existed, so a database prepared then is still recognised as "the same inputs".
-LATER_SETTINGS: dict[str, object] = {"constraints": False, "unknown_words": "unk", "train_tags": "gold"}
+LATER_SETTINGS: dict[str, object] = {"constraints": False, "unknown_words": "unk", "train_tags": "gold",
+                                     "fold_order": "contiguous"}
 # With gold training tags the examples do not depend on the tagger: its settings stay out of the digest.
-TAGGER_SETTINGS = ("tagger", "folds", "tagger_iterations")
+TAGGER_SETTINGS = ("tagger", "folds", "tagger_iterations", "fold_order")
 
 
 def input_digest(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings) -> str:
@@ -250,7 +254,7 @@ def _read(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings, sum
         train_trees = [(path, tree) for split, path, _ in files if split == "train"
                        for tree in _noting(read_trees(path), tagged)]
         tags, folds = jackknife(tagged, settings.folds, TaggerSpec(settings.tagger, settings.tagger_iterations),
-                                jobs, on_fold)
+                                jobs, on_fold, settings.fold_order)
         for i, (path, tree) in enumerate(train_trees):
             before = report.kept
             kept["train"] += preprocess_treebank([retag(tree, tags[i])], config, report)

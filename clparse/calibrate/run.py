@@ -32,7 +32,7 @@ from clparse.store.calibration import Calibrations
 from clparse.store.database import Database
 from clparse.store.models import Models
 from clparse.store.runs import Runs
-from clparse.tag.stored import NONE_TAG, load_tagger
+from clparse.tag.stored import NONE_TAG, PosTagger, load_tagger
 
 EQUIVALENT = {"PRT": "ADVP"}  # COLLINS.prm's EQ_LABEL, for the per-label table
 
@@ -191,7 +191,7 @@ def calibrate(db: str | Path, dev_files: Sequence[str | Path] = (), thetas: Sequ
 
 
 def _parse_point(db: Database, calibration_id: int, theta: float, gold: Sequence[Tree],
-                 settings: CalibrationSettings, tagger: object, params: EvalbParams,
+                 settings: CalibrationSettings, tagger: PosTagger | None, params: EvalbParams,
                  on_sentence: Callable[[float, int, int], object] | None,
                  should_stop: Callable[[], bool]) -> CalibrationPoint | None:
     start = time.perf_counter()
@@ -215,12 +215,13 @@ def _parse_point(db: Database, calibration_id: int, theta: float, gold: Sequence
 
 
 def parse_dev(db: Database | str | Path, model: ParserModel, gold: Sequence[Tree], settings: CalibrationSettings,
-              tagger: object, on_sentence: Callable[[int], object] | None = None,
+              tagger: PosTagger | None, on_sentence: Callable[[int], object] | None = None,
               should_stop: Callable[[], bool] = lambda: False) -> tuple[list[Tree], int, int] | None:
     """Parse the gold trees' words (gold tags or the tagger's): (trees, flat fallbacks, pop-cap completions).
 
     None if ``should_stop`` said so before the last sentence."""
     base = Parser.from_model(db, model, settings.search)
+    base.tagger = tagger  # tagger tags go through the parser's own tagging, as raw text does
     test: list[Tree] = []
     fallbacks = completions = 0
     for i, tree in enumerate(gold):
@@ -228,8 +229,7 @@ def parse_dev(db: Database | str | Path, model: ParserModel, gold: Sequence[Tree
             return None
         tagged = [(w, t) for w, t in tree.tagged_words() if t != NONE_TAG]
         if tagger is not None:
-            words = [w for w, _ in tagged]
-            tagged = list(zip(words, tagger.tag(words)))  # type: ignore[attr-defined]
+            tagged = base.tag([w for w, _ in tagged])
         parsed = base.parse_tagged(tagged)
         fallbacks += parsed.fallback is not None
         completions += parsed.completion is not None

@@ -7,9 +7,11 @@ others. The trees keep their gold structure and get the predicted tags on their 
 
 How sentences are dealt matters on a multi-genre treebank. ``contiguous`` blocks keep documents
 together, but GUM's files are ordered by genre, so a block's tagger has seen little of its genre:
-on GUM train ≤ 15 its tags were 94.4 % right while the final tagger tags dev at 96.2 %, and the
-parser trained on them lost 1.9 F1 on raw text (docs/accuracy.md). ``interleaved`` (sentence i to
-fold i mod k, the default) gives every fold's tagger every genre, as the final tagger has.
+on GUM train ≤ 15 its tags were 94.4 % right while the final tagger tags dev at 96.2 %.
+``interleaved`` (sentence i to fold i mod k, the default) gives every fold's tagger every genre, as
+the final tagger has, and its tags are 96.16 % right. Measured on GUM dev ≤ 15 (README), the parser
+trained on either scores the same on raw text (82.90 vs 83.10, p = 0.72), and both score below
+gold-tag training (84.97): jackknifing is an option here, not the default.
 """
 
 from __future__ import annotations

@@ -388,9 +388,9 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], ma
     clparse prepare --db db/gum.sqlite --train gum/train/*.ptb --dev gum/dev/*.ptb
     clparse prepare --db db/gum.sqlite --train gum/train --dev gum/dev
     """
+    from clparse.examples.prepare import PrepareSettings, prepare
     from clparse.progress import Progress
     from clparse.store.database import new_or_existing, quick_check
-    from clparse.examples.prepare import PrepareSettings, prepare
 
     settings = PrepareSettings(max_words=max_words or None, seed=seed, max_children=max_children, vocab_min=vocab_min,
                                features=_features(context, templates),
@@ -469,8 +469,8 @@ def sql_command(db: Path, query: str | None, as_csv: bool, as_json: bool, write:
     written anywhere: no ATTACH or VACUUM INTO, no pragma that sets something, and the shell has
     no .open, .backup, .output, .py or .shell. See the README for ready-made queries.
     """
-    from clparse.store.database import quick_check
     from clparse.query import interactive_shell, run_query
+    from clparse.store.database import quick_check
 
     if write and db.exists():
         quick_check(db)  # never write into a damaged file
@@ -697,9 +697,9 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, beam: in
     trees_on_terminal = getattr(output, "name", "-") in ("-", "<stdout>") and is_terminal(sys.stdout)
     bar = Progress("parsing", total, "sentences", enabled=is_terminal(sys.stderr) and not trees_on_terminal)
 
+    from clparse.examples.data import known_tags
     from clparse.parser import Parser
     from clparse.read.ptb import format_tree
-    from clparse.examples.data import known_tags
 
     parser = Parser.from_db(db, theta=theta, beam=beam, max_pops=max_pops, aggregator=aggregator,
                             max_words=max_words)

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from clparse.calibrate.report import format_points
 from clparse.calibrate.run import CalibrationSettings, calibrate, default_grid
-from clparse.store.database import init_database
 from clparse.examples.prepare import prepare
+from clparse.store.database import init_database
 from clparse.train import StopRule, format_status, label_status, train
 
 GUM = Path(__file__).resolve().parents[2] / "shared" / "data" / "gum"

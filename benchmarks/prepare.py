@@ -18,8 +18,8 @@ from pathlib import Path
 
 from example_digest import digests, read_rows
 
-from clparse.store.database import init_database
 from clparse.examples.prepare import PrepareSettings, prepare
+from clparse.store.database import init_database
 
 GUM = Path(__file__).resolve().parents[2] / "shared" / "data" / "gum"
 

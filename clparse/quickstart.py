@@ -28,10 +28,10 @@ def run_quickstart(echo: Callable[[str], object] = print, db: Path = Path("db/qu
     drawn when it is a terminal)."""
     from clparse.calibrate.report import format_points
     from clparse.calibrate.run import CalibrationSettings, calibrate, default_grid
-    from clparse.parser import Parser
-    from clparse.store.database import init_database
     from clparse.examples.prepare import prepare
+    from clparse.parser import Parser
     from clparse.query import run_query
+    from clparse.store.database import init_database
     from clparse.train import StopRule, format_status, label_status, train
 
     train_file, dev_file = sample_path("train"), sample_path("dev")

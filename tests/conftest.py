@@ -47,8 +47,8 @@ def backup_database(source: Path, target: Path) -> Path:
 def trained_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled sample, prepared (examples and tagger) and every label trained until Θ < 3."""
     from clparse.data import sample_path
-    from clparse.store.database import init_database
     from clparse.examples.prepare import prepare
+    from clparse.store.database import init_database
     from clparse.train import StopRule, train
 
     path = tmp_path_factory.mktemp("trained") / "trained.sqlite"

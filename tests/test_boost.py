@@ -378,12 +378,12 @@ def test_reference_agreement_random(loss: str, max_depth: int | None, iterations
 @pytest.fixture(scope="module")
 def sample_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from clparse.data import sample_path
+    from clparse.examples.prepare import PrepareSettings, prepare
     from clparse.store.database import init_database
-    from clparse.examples.prepare import prepare
 
     path = tmp_path_factory.mktemp("boost") / "clparse.sqlite"
     init_database(path)
-    prepare(path, [sample_path("train")], [sample_path("dev")])
+    prepare(path, [sample_path("train")], [sample_path("dev")], PrepareSettings(tagger_iterations=20))
     return path
 
 

@@ -213,10 +213,9 @@ def test_pop_cap_completions_are_counted(db_copy: Path) -> None:
 
 def test_per_label_thetas_never_lower_dev_f1_and_resume_exactly(copy_trained_db: Callable[[], Path]) -> None:
     from clparse.calibrate.per_label import calibrate_per_label
-    from clparse.rebuild.model import best_theta
     from clparse.evaluate import EvalbParams, evaluate
     from clparse.parser import Parser
-    from clparse.rebuild.model import load_model
+    from clparse.rebuild.model import best_theta, load_model
 
     straight, stopped = copy_trained_db(), copy_trained_db()
     for db in (straight, stopped):

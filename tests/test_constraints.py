@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 
@@ -21,14 +20,14 @@ from clparse.errors import ConfigurationError
 from clparse.examples.features import FeatureConfig
 from clparse.examples.generate import ExampleGenerator, obeys_constraints
 from clparse.examples.items import ItemTable
+from clparse.examples.prepare import PrepareSettings
 from clparse.examples.state import Item, build, leaf_items
+from clparse.forest import Forest
 from clparse.preprocess import PreprocessConfig, Vocabulary, preprocess_tree, preprocess_treebank
 from clparse.read import Tree, parse_tree, read_trees
-from clparse.forest import Forest
 from clparse.rebuild.model import LabelEnsemble, ParserModel
 from clparse.search import search
 from clparse.search.scorer import CandidateScorer, CompiledModel, state_rows
-from clparse.examples.prepare import PrepareSettings
 from tests.conftest import read_rows
 from tests.strategies import trees
 
@@ -134,14 +133,15 @@ def test_search_with_constraints_builds_root_over_one_item() -> None:
 
 
 def test_unknown_word_signatures_are_a_stored_setting(tmp_path: Path) -> None:
-    from clparse.rebuild.model import run_vocabulary
     from clparse.examples.data import TrainingData
-    from clparse.store.database import init_database
     from clparse.examples.prepare import prepare
+    from clparse.rebuild.model import run_vocabulary
+    from clparse.store.database import init_database
 
     db = tmp_path / "signatures.sqlite"
     init_database(db)
-    prepare(db, [sample_path("train")], [sample_path("dev")], PrepareSettings(unknown_words="signatures"))
+    prepare(db, [sample_path("train")], [sample_path("dev")], PrepareSettings(unknown_words="signatures",
+                                                                                  tagger_iterations=20))
     data = TrainingData(db)
     settings = data.config["settings"]
     assert settings["unknown_words"] == "signatures"

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from clparse.calibrate.run import dev_trees
 from clparse.data import sample_path
+from clparse.examples.data import TrainingData
 from clparse.examples.features import FeatureConfig
 from clparse.examples.generate import ExampleGenerator
 from clparse.examples.items import ItemTable
@@ -34,7 +35,6 @@ from clparse.read import read_trees
 from clparse.rebuild.model import load_model
 from clparse.search import search
 from clparse.search.scorer import CandidateArrays, CandidateScorer, CompiledModel, state_rows
-from clparse.examples.data import TrainingData
 from tests.reference_features import FeatureDictionary
 from tests.reference_generate import ExampleGenerator as ReferenceGenerator
 from tests.reference_scorer import CandidateScorer as ReferenceScorer

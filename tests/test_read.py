@@ -8,7 +8,15 @@ from hypothesis import given
 
 from clparse.errors import TreebankError
 from clparse.read import (
-    ReadReport, Tree, format_tree, format_tree_indented, parse_tree, read_treebank, read_trees, unwrap, write_trees,
+    ReadReport,
+    Tree,
+    format_tree,
+    format_tree_indented,
+    parse_tree,
+    read_treebank,
+    read_trees,
+    unwrap,
+    write_trees,
 )
 from tests.strategies import trees
 

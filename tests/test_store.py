@@ -14,13 +14,13 @@ import sqlalchemy as sa
 
 from clparse.data import sample_path
 from clparse.errors import ClparseError, DatabaseError, TreebankError
-from clparse.examples.generate import item_to_tree, replay
-from clparse.store import dbapi, schema
 from clparse.examples.data import TrainingData
-from clparse.store.database import check_database, init_database
-from clparse.store.engine import make_engine
+from clparse.examples.generate import item_to_tree, replay
 from clparse.examples.prepare import PrepareSettings, prepare
 from clparse.query import run_query
+from clparse.store import dbapi, schema
+from clparse.store.database import check_database, init_database
+from clparse.store.engine import make_engine
 
 SMALL = "".join(f"(ROOT (S (NP (DT The) (NN dog{i % 3})) (VP (VBD barked) (ADVP (RB loudly))) (. .)))\n"
                 for i in range(12))
@@ -34,7 +34,7 @@ def db(tmp_path: Path) -> Path:
 @pytest.fixture
 def prepared(tmp_path: Path) -> Path:
     path = init_database(tmp_path / "p.sqlite")
-    prepare(path, [sample_path("train")], [sample_path("dev")], PrepareSettings(max_words=10))
+    prepare(path, [sample_path("train")], [sample_path("dev")], PrepareSettings(max_words=10, tagger_iterations=20))
     return path
 
 
@@ -94,10 +94,10 @@ def test_truncated_database_is_refused_untouched(prepared: Path) -> None:
 
 
 def test_prepare_is_idempotent_and_refuses_other_inputs(prepared: Path) -> None:
-    again = prepare(prepared, [sample_path("train")], [sample_path("dev")], PrepareSettings(max_words=10))
+    again = prepare(prepared, [sample_path("train")], [sample_path("dev")], PrepareSettings(max_words=10, tagger_iterations=20))
     assert not again.created and "nothing to do" in again.message
     with pytest.raises(DatabaseError, match="other inputs or settings"):
-        prepare(prepared, [sample_path("train")], [sample_path("dev")], PrepareSettings(max_words=10, seed=1))
+        prepare(prepared, [sample_path("train")], [sample_path("dev")], PrepareSettings(max_words=10, seed=1, tagger_iterations=20))
 
 
 def test_bad_tree_stops_prepare_and_stores_nothing(db: Path, tmp_path: Path) -> None:

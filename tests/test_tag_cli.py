@@ -9,8 +9,8 @@ from pathlib import Path
 
 from clparse.data import sample_path
 from clparse.read import read_trees
-from clparse.tag.stored import load_tagger
 from clparse.tag.evaluate import evaluate_tagger
+from clparse.tag.stored import load_tagger
 
 CLPARSE = str(Path(sys.executable).with_name("clparse"))
 

@@ -28,9 +28,9 @@ import pytest
 from clparse.boost.booster import BoostSettings
 from clparse.data import sample_path
 from clparse.errors import ConfigurationError
+from clparse.examples.prepare import PrepareSettings, prepare
 from clparse.store import schema
 from clparse.store.database import init_database
-from clparse.examples.prepare import prepare
 
 CLPARSE = Path(sys.executable).with_name("clparse")
 LABELS = ("ADJP", "NP")
@@ -218,7 +218,7 @@ def base_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("train")
     path = directory / "prepared.sqlite"
     init_database(path)
-    prepare(path, [sample_path("train")], [sample_path("dev")])
+    prepare(path, [sample_path("train")], [sample_path("dev")], PrepareSettings(tagger_iterations=20))
     if Path(f"{path}-wal").exists():  # some connection is still open: take a consistent copy instead
         clean = directory / "base.sqlite"
         source, target = connect(path), apsw.Connection(str(clean))

@@ -47,7 +47,7 @@ class CalibrationSettings:
     def __post_init__(self) -> None:
         if self.tags not in ("gold", "tagger"):
             raise ConfigurationError(f"tags must be 'gold' or 'tagger', got {self.tags!r}")
-        self.search  # validates
+        _ = self.search  # validates
 
     @property
     def search(self) -> SearchOptions:

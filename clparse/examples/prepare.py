@@ -35,7 +35,7 @@ from clparse.read import read_trees
 from clparse.read.ptb import format_tree
 from clparse.read.tree import Tree
 from clparse.store.database import Database
-from clparse.store.runs import CHUNK_ROWS, RunWriter, Runs
+from clparse.store.runs import CHUNK_ROWS, Runs, RunWriter
 from clparse.tag.jackknife import FOLD_ORDERS, TaggerSpec, jackknife, retag
 from clparse.tag.stored import NONE_TAG, ensure_tagger
 

@@ -19,7 +19,6 @@ from clparse.store.blobs import decode
 from clparse.store.database import check_database, sqlite_error
 from clparse.store.engine import BUSY_TIMEOUT_MS
 
-
 #: A table-valued SQL function: its column names, and rows from (database path, *arguments).
 TableFunction = tuple[Sequence[str], Callable[..., Iterator[tuple[Any, ...]]]]
 
@@ -225,7 +224,7 @@ class _ReadOnlyShell(apsw.shell.Shell):
             setattr(self, f"command_{name}", self._denied)
 
     def _denied(self, _cmd: list[str]) -> None:
-        raise self.Error(f"not in a read-only shell; start `clparse sql --write` for this command")
+        raise self.Error("not in a read-only shell; start `clparse sql --write` for this command")
 
 
 def interactive_shell(db: str | Path, *, write: bool = False, tables: Mapping[str, TableFunction] = {}) -> None:

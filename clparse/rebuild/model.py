@@ -120,29 +120,28 @@ def load_model(db: Database | str | Path, theta: Thetas) -> ParserModel:
     values = [theta] if isinstance(theta, (int, float)) else list(theta.values())
     if not all(t > 0 and math.isfinite(t) for t in values):
         raise ConfigurationError(f"Θ̂ must be a positive number, got {theta}")
-    if True:
-        runs, models = Runs(database), Models(database)
-        _, config = runs.run()
-        labels = runs.labels()
-        if not isinstance(theta, (int, float)):
-            unknown = set(theta) ^ set(labels)
-            if unknown:
-                raise ConfigurationError(f"{db}: per-label Θ̂ must name exactly the run's labels "
-                                         f"(differs on {', '.join(sorted(unknown))})")
-        counts, missing = models.trees_at(per_label(theta, labels))
-        shown = f"{theta:g}" if isinstance(theta, (int, float)) else "per label"
-        if missing:
-            listed = "; ".join(f"{label}: {why}" for label, why in missing.items())
-            lowest = min(values)
-            raise ConfigurationError(f"{db}: not every label is trained past Θ̂ = {shown} ({listed}); "
-                                     f"train further (`clparse train --until-theta {lowest:g}`) or pick a larger Θ̂")
-        if counts and not any(counts.values()):
-            raise ConfigurationError(f"{db}: Θ̂ = {shown} is above every label's first Θ, so no tree would be "
-                                     f"used (a parser that builds nothing); {usable_range(database)}")
-        ensembles = {label: LabelEnsemble(label, Forest.from_trees(models.trees(label, count) if count else []))
-                     for label, count in counts.items()}
-        feature_ids = runs.feature_ids()
-        words = runs.vocabulary()
+    runs, models = Runs(database), Models(database)
+    _, config = runs.run()
+    labels = runs.labels()
+    if not isinstance(theta, (int, float)):
+        unknown = set(theta) ^ set(labels)
+        if unknown:
+            raise ConfigurationError(f"{db}: per-label Θ̂ must name exactly the run's labels "
+                                     f"(differs on {', '.join(sorted(unknown))})")
+    counts, missing = models.trees_at(per_label(theta, labels))
+    shown = f"{theta:g}" if isinstance(theta, (int, float)) else "per label"
+    if missing:
+        listed = "; ".join(f"{label}: {why}" for label, why in missing.items())
+        lowest = min(values)
+        raise ConfigurationError(f"{db}: not every label is trained past Θ̂ = {shown} ({listed}); "
+                                 f"train further (`clparse train --until-theta {lowest:g}`) or pick a larger Θ̂")
+    if counts and not any(counts.values()):
+        raise ConfigurationError(f"{db}: Θ̂ = {shown} is above every label's first Θ, so no tree would be "
+                                 f"used (a parser that builds nothing); {usable_range(database)}")
+    ensembles = {label: LabelEnsemble(label, Forest.from_trees(models.trees(label, count) if count else []))
+                 for label, count in counts.items()}
+    feature_ids = runs.feature_ids()
+    words = runs.vocabulary()
     settings = config["settings"]
     return ParserModel(max(values), ensembles, feature_ids, run_vocabulary(settings, words),
                        FeatureConfig.from_dict(settings["features"]), settings["max_children"], db,

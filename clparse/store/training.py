@@ -130,6 +130,14 @@ class TrainingStore:
         theta = math.inf if row["theta"] is None else float(row["theta"])
         return StoredState(int(row["iteration"]), theta, margins, row["state"], json.loads(row["settings_json"]))
 
+    def first_settings(self) -> dict[str, Any] | None:
+        """The stored settings of the first label (by name) that has begun training, without its margins."""
+        lb, lt = schema.labels, schema.label_training
+        with self.db.reading() as connection:
+            text = connection.execute(sa.select(lt.c.settings_json).select_from(lt.join(lb, lb.c.id == lt.c.label_id))
+                                      .order_by(lb.c.name).limit(1)).scalar()
+        return None if text is None else json.loads(text)
+
     def claim(self, label: str, settings: dict[str, Any], alive: Callable[[int | None, str | None, str | None], bool],
               note: str | None = None) -> None:
         """Mark the label as trained by this process, atomically (``BEGIN IMMEDIATE``).

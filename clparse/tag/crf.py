@@ -44,7 +44,7 @@ import numpy as np
 import pycrfsuite
 
 from clparse.errors import ConfigurationError
-from clparse.tag.perceptron import _checked_sentence
+from clparse.tag.checks import checked_sentence, checked_words
 
 MAGIC = b"clparse.tag.crf\x00"
 FORMAT_VERSION = 1
@@ -95,7 +95,7 @@ class CrfTagger:
                 raise ConfigurationError(f"CRF tagger {name} must be a finite number >= 0, got {value!r}")
         if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
             raise ConfigurationError(f"tagger iterations must be at least 1, got {iterations!r}")
-        data = [(n, pairs) for n, sentence in enumerate(sentences) if (pairs := _checked_sentence(sentence, n))]
+        data = [(n, pairs) for n, sentence in enumerate(sentences) if (pairs := checked_sentence(sentence, n))]
         if not data:
             raise ValueError("no tagged words to train the tagger on")
         trainer = pycrfsuite.Trainer(verbose=False)
@@ -128,11 +128,7 @@ class CrfTagger:
 
     def tag(self, words: Sequence[str]) -> list[str]:
         """One tag per word. Words are the original tokens: case is a feature, so do not lower them."""
-        if isinstance(words, str):
-            raise TypeError("tag() takes a sequence of words, not one string")
-        for position, word in enumerate(words):
-            if not isinstance(word, str) or not word:
-                raise ValueError(f"word {position} is {word!r}; the tagger needs non-empty string tokens")
+        checked_words(words)
         if not words:
             return []
         try:

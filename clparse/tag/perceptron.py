@@ -26,6 +26,7 @@ from typing import Any
 from nltk.tag.perceptron import PerceptronTagger
 
 from clparse.errors import ConfigurationError
+from clparse.tag.checks import checked_sentence, checked_words, is_label
 
 FORMAT = "clparse.tag.perceptron"
 FORMAT_VERSION = 1
@@ -50,7 +51,7 @@ class Tagger:
         """
         if iterations < 1:
             raise ConfigurationError(f"tagger iterations must be at least 1, got {iterations}")
-        data = [_checked_sentence(sentence, n) for n, sentence in enumerate(sentences)]
+        data = [checked_sentence(sentence, n) for n, sentence in enumerate(sentences)]
         data = [sentence for sentence in data if sentence]  # NLTK cannot unzip an empty sentence
         if not data:
             raise ValueError("no tagged words to train the tagger on")
@@ -65,11 +66,7 @@ class Tagger:
 
     def tag(self, words: Sequence[str]) -> list[str]:
         """One tag per word. Words are the original tokens: case is a feature, so do not lower them."""
-        if isinstance(words, str):
-            raise TypeError("tag() takes a sequence of words, not one string")
-        for position, word in enumerate(words):
-            if not isinstance(word, str) or not word:
-                raise ValueError(f"word {position} is {word!r}; the tagger needs non-empty string tokens")
+        checked_words(words)
         return [tag for _, tag in self._tagger.tag(list(words))]
 
     def tag_many(self, sentences: Iterable[Sequence[str]]) -> list[list[str]]:
@@ -115,30 +112,16 @@ class Tagger:
                  f"format version {payload.get('version')!r} is not supported (expected {FORMAT_VERSION})")
         _require(set(payload) == _KEYS, f"keys are {sorted(payload)}, expected {sorted(_KEYS)}")
         classes, tagdict, weights = payload["classes"], payload["tagdict"], payload["weights"]
-        _require(isinstance(classes, list) and classes and all(_is_label(c) for c in classes),
+        _require(isinstance(classes, list) and classes and all(is_label(c) for c in classes),
                  "'classes' must be a non-empty list of non-empty strings")
         known = set(classes)
-        _require(isinstance(tagdict, dict) and all(_is_label(w) and t in known for w, t in tagdict.items()),
+        _require(isinstance(tagdict, dict) and all(is_label(w) and t in known for w, t in tagdict.items()),
                  "'tagdict' must map words to tags listed in 'classes'")
         _require(isinstance(weights, dict) and all(_is_row(row, known) for row in weights.values()),
                  "'weights' must map features to {tag in 'classes': finite number}")
         tagger = PerceptronTagger(load=False)
         tagger.decode_json_params((weights, tagdict, classes))
         return cls(tagger)
-
-
-def _checked_sentence(sentence: Sequence[tuple[str, str]], index: int) -> list[tuple[str, str]]:
-    """Copy one training sentence, refusing empty words or tags (NLTK treats an empty tag as 'no tag')."""
-    pairs = [(word, tag) for word, tag in sentence]
-    for position, (word, tag) in enumerate(pairs):
-        if not _is_label(word) or not _is_label(tag):
-            raise ValueError(f"sentence {index}, word {position}: ({word!r}, {tag!r}) needs a non-empty "
-                             "word and tag")
-    return pairs
-
-
-def _is_label(value: Any) -> bool:
-    return isinstance(value, str) and value != ""
 
 
 def _is_row(row: Any, known: set[str]) -> bool:

@@ -63,13 +63,10 @@ def started_settings(db: str | Path) -> BoostSettings | None:
     """The settings the run's first started label was trained with (None if no label has started)."""
     store = TrainingStore(db, readonly=True)
     try:
-        for label in store.labels():
-            stored = store.state(label).settings
-            if stored is not None:
-                return BoostSettings.from_dict(stored)
-        return None
+        stored = store.first_settings()  # a settings query: the margins of a large run are not read
     finally:
         store.close()
+    return None if stored is None else BoostSettings.from_dict(stored)
 
 
 def train(db: str | Path, labels: Sequence[str] | None = None, settings: BoostSettings = BoostSettings(),

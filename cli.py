@@ -334,6 +334,11 @@ def _skip_bad_refused(ctx: click.Context, param: click.Parameter, value: bool) -
                    "the paper's setting (its authors lacked the time for longer ones); every length means "
                    "many times the examples and training time.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random bottom-up paths.")
+@click.option("--order", type=click.Choice(["random", "l2r", "r2l"]), default="random", show_default=True,
+              help="Item order of the training paths (paper §3.5): one seeded random path per tree, or the "
+                   "deterministic left-to-right / right-to-left order, with one correct inference per state and "
+                   "only the spans the order allows as candidates (fewer examples); the parser keeps the same "
+                   "order.")
 @click.option("--context", type=click.IntRange(0, 5), default=2, show_default=True,
               help="Context items on each side that features may look at.")
 @click.option("--max-children", type=click.IntRange(min=1), default=5, show_default=True,
@@ -374,7 +379,7 @@ def _skip_bad_refused(ctx: click.Context, param: click.Parameter, value: bool) -
               help="Training iterations of the tagger(s) (default: CRF 150, perceptron 5).")
 @click.option("--skip-bad", is_flag=True, hidden=True, expose_value=False, callback=_skip_bad_refused)
 def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], max_words: int, seed: int,
-                    context: int, max_children: int, vocab_min: int, skip_steps: tuple[str, ...],
+                    order: str, context: int, max_children: int, vocab_min: int, skip_steps: tuple[str, ...],
                     constraints: bool, unknown_words: str, templates: tuple[str, ...], tagger: str,
                     train_tags: str, folds: int, fold_order: str, jobs: int, tagger_iterations: int | None) -> None:
     """Read and preprocess the treebank and store every training example with its features.
@@ -397,7 +402,7 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], ma
                                skip_steps=tuple(skip_steps),
                                constraints=constraints, unknown_words=unknown_words, tagger=tagger,
                                train_tags=train_tags, folds=folds, fold_order=fold_order,
-                               tagger_iterations=tagger_iterations)
+                               tagger_iterations=tagger_iterations, order=order)
     bar: Progress | None = None
     fold_bar: Progress | None = None
 

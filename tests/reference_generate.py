@@ -15,7 +15,7 @@ import numpy as np
 
 from clparse.examples.features import FeatureConfig
 from clparse.examples.generate import ExampleGenerator as CompiledGenerator
-from clparse.examples.generate import GenerationReport, Inference, walk_randomly
+from clparse.examples.generate import GenerationReport, Inference, walk_path
 from clparse.examples.state import Item, Oracle, allowed_labels, leaf_items
 from clparse.examples.symbols import CandidateRules, SymbolTable
 from clparse.preprocess.heads import head_child_index
@@ -99,7 +99,7 @@ class ExampleGenerator:
         self.report.sentences += 1
         oracle = Oracle(tree, leaf_items(tree.tagged_words(), self.normalize))
         cache: dict[tuple[int, ...], tuple[set[int], dict[int, int]]] = {}
-        path = walk_randomly(oracle, self.seed, sentence, lambda state: self._add_state(state, cache))
+        path = walk_path(oracle, self.seed, sentence, lambda state: self._add_state(state, cache))
         self.report.used += 1
         return path
 

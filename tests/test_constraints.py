@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -19,16 +18,14 @@ from clparse.data import sample_path
 from clparse.errors import ConfigurationError
 from clparse.examples.features import FeatureConfig
 from clparse.examples.generate import ExampleGenerator, obeys_constraints
-from clparse.examples.items import ItemTable
 from clparse.examples.prepare import PrepareSettings
-from clparse.examples.state import Item, build, leaf_items
-from clparse.forest import Forest
+from clparse.examples.state import leaf_items
 from clparse.preprocess import PreprocessConfig, Vocabulary, preprocess_tree, preprocess_treebank
 from clparse.read import Tree, parse_tree, read_trees
-from clparse.rebuild.model import LabelEnsemble, ParserModel
 from clparse.search import search
-from clparse.search.scorer import CandidateScorer, CompiledModel, state_rows
+from clparse.search.scorer import CandidateScorer
 from tests.conftest import read_rows
+from tests.row_parity import empty_model, prepare_and_parser_rows
 from tests.strategies import trees
 
 LABELS = ["ADJP", "ADVP", "NP", "PP", "PRT", "ROOT", "S", "SBAR", "VP"]
@@ -70,14 +67,6 @@ def test_constraints_need_punctuation_raising() -> None:
         PrepareSettings(constraints=True, skip_steps=("raise_punctuation",))
 
 
-def empty_model(labels: list[str], keys: list, vocabulary: Vocabulary, constraints: bool,
-                config: FeatureConfig | None = None) -> ParserModel:
-    """A parser model with no trees (every confidence 0) over a generator's feature ids."""
-    ensembles = {label: LabelEnsemble(label, Forest.empty()) for label in labels}
-    return ParserModel(1.0, ensembles, {key: i for i, key in enumerate(keys)}, vocabulary, config or FeatureConfig(),
-                       5, Path("-"), constraints)
-
-
 RICH = FeatureConfig(context=3, child_extra=True, head_of_child=True, context_exists=True, length=True)
 
 
@@ -85,34 +74,8 @@ RICH = FeatureConfig(context=3, child_extra=True, head_of_child=True, context_ex
 def test_parser_kernel_computes_the_same_rows_as_prepare(constraints: bool, config: FeatureConfig) -> None:
     kept = list(preprocess_treebank(read_trees(sample_path("train")), PreprocessConfig.without((), max_words=15)))
     kept = kept if config == FeatureConfig() else kept[:60]
-    vocabulary = Vocabulary.build((w for p in kept for w in p.tree.words()), 5)
-    labels = sorted({node.label for p in kept for node in p.tree.phrases()})
-    generator = ExampleGenerator(labels, config, 5, 0, vocabulary.normalize, constraints=constraints)
-    paths = []
-    for position, result in enumerate(kept):
-        tree = generator.prepare_tree(result.tree)
-        if tree is not None:
-            paths.append((tree, generator.add_sentence(tree, position)))
-    generator.finish()
+    generator, expected, found = prepare_and_parser_rows(kept, config, constraints)
     assert generator.report.breaks_constraints == 0
-    indptr, indices = generator.sink.csr()  # type: ignore[attr-defined]
-    expected: Counter[tuple[str, bytes]] = Counter()
-    for label in labels:
-        rows, _, multiplicity = generator.examples.deduplicated(label)
-        for row, count in zip(rows, multiplicity):
-            expected[label, indices[indptr[row]:indptr[row + 1]].tobytes()] += int(count)
-    model = CompiledModel(empty_model(labels, generator.space.id_keys(), vocabulary, constraints, config),
-                          full_table=True)
-    found: Counter[tuple[str, bytes]] = Counter()
-    for tree, path in paths:
-        frontier: list[Item] = leaf_items(tree.tagged_words(), vocabulary.normalize)
-        items = ItemTable(frontier, model.symbols, 5)
-        for start, end, label in path:
-            for _, _, candidate_label, row in state_rows(model, items, items.frontier(frontier)):
-                found[candidate_label, row.tobytes()] += 1
-            first = next(i for i, x in enumerate(frontier) if x.start == start)
-            last = next(i for i, x in enumerate(frontier) if x.end == end)
-            frontier[first:last + 1] = [build(label, frontier[first:last + 1])]
     assert found == expected
 
 

@@ -1,4 +1,4 @@
-"""Training examples along one seeded random bottom-up path per tree (paper §2.1.1).
+"""Training examples along one bottom-up path per tree: seeded random (paper §2.1.1), or l2r/r2l (§3.5).
 
 At every state on the path, every candidate inference becomes an example for
 its label, y = +1 if it is correct and -1 otherwise. Feature sets are stored
@@ -67,26 +67,45 @@ def obeys_constraints(tree: Tree) -> bool:
                    and not all(t in PUNCTUATION_TAGS for _, t in node.tagged_words()) for node in tree.phrases())
 
 
-def walk_randomly(oracle: Oracle, seed: int, sentence: int,
-                  visit: Callable[[Oracle], object] = lambda _: None) -> list[Inference]:
-    """Build the gold tree in a random topological order, calling ``visit`` on each state before its inference.
+def next_inference(oracle: Oracle, order: str, rng: np.random.Generator | None = None) -> int:
+    """The gold phrase a path builds next: drawn uniformly among the buildable ones (``random``), or the
+    unique rightmost (``r2l``: largest end) or leftmost (``l2r``: smallest start) one (paper §3.5).
 
-    The next inference is drawn uniformly from the correct ones with a generator seeded by
-    ``(seed, sentence)``, so a sentence's path does not depend on any other sentence.
+    Two buildable gold phrases never share an end (or a start): they would nest, and the larger one
+    could not be buildable yet. So the deterministic choice needs no tie-break.
+    """
+    choices = oracle.buildable()
+    if order == "random":
+        if rng is None:
+            raise ValueError("a random path needs its generator")
+        return choices[int(rng.integers(len(choices)))]
+    if order == "r2l":
+        return max(choices, key=lambda index: oracle.span(index)[1])
+    if order == "l2r":
+        return min(choices, key=lambda index: oracle.span(index)[0])
+    raise ValueError(f"unknown item order {order!r}")
+
+
+def walk_path(oracle: Oracle, seed: int, sentence: int,
+              visit: Callable[[Oracle], object] = lambda _: None, order: str = "random") -> list[Inference]:
+    """Build the gold tree in ``order``, calling ``visit`` on each state before its inference.
+
+    A random path draws the next inference uniformly from the correct ones with a generator seeded by
+    ``(seed, sentence)``, so a sentence's path does not depend on any other sentence; the ``l2r`` and
+    ``r2l`` paths are unique (:func:`next_inference`).
     """
     rng = np.random.default_rng([seed, sentence])
     path: list[Inference] = []
     while not oracle.finished():
         visit(oracle)
-        choices = oracle.buildable()
-        item = oracle.apply(choices[int(rng.integers(len(choices)))])
+        item = oracle.apply(next_inference(oracle, order, rng))
         path.append((item.start, item.end, item.label))
     return path
 
 
-def random_path(tree: Tree, seed: int, sentence: int) -> list[Inference]:
-    """The random bottom-up path of a tree (what :meth:`ExampleGenerator.add_sentence` walks)."""
-    return walk_randomly(Oracle(tree, leaf_items(tree.tagged_words())), seed, sentence)
+def random_path(tree: Tree, seed: int, sentence: int, order: str = "random") -> list[Inference]:
+    """The bottom-up path of a tree (what :meth:`ExampleGenerator.add_sentence` walks)."""
+    return walk_path(Oracle(tree, leaf_items(tree.tagged_words())), seed, sentence, order=order)
 
 
 def replay(tagged_words: Sequence[tuple[str, str]], path: Sequence[Inference]) -> Item:
@@ -106,6 +125,8 @@ def item_to_tree(item: Item, words: Sequence[str]) -> Tree:
         return Tree.preterminal(item.label, words[item.start])
     return Tree(item.label, [item_to_tree(child, words) for child in item.children])
 
+
+DEFAULT_BATCH = 1 << 24  # raw candidates (7 bytes each) held before a reduction: about 120 MB
 
 RowSink = Callable[[np.ndarray, np.ndarray], object]  # (indptr from 0, indices) of new rows, in row-id order
 
@@ -131,50 +152,87 @@ class RowBuffer:
 
 
 class ExampleSet:
-    """Per label, the (row, y) of every example, as typed arrays (GUM has ~1 M examples per label).
+    """Per label, the (row, y) of every example, merged into multiplicities batch by batch.
 
     Feature rows are shared by all labels and stored once: a row is identified by a 128-bit hash of
     its sorted feature ids (:func:`~clparse.examples.kernel.row_hash`) and numbered in first-seen
-    order; the rows themselves go to a sink as they are found.
+    order; the rows themselves go to a sink as they are found. The candidates of the states are
+    kept raw only until ``batch`` of them have arrived; then each label's share is reduced to its
+    distinct (row, y) pairs with counts, so memory grows with the distinct examples, never with the
+    raw candidates (GUM at every length has ~6 M candidates per label). Summing counts across batches
+    gives exactly what one reduction over all candidates gives, whatever ``batch`` is.
     """
 
-    def __init__(self, labels: Sequence[str]) -> None:
+    def __init__(self, labels: Sequence[str], batch: int = DEFAULT_BATCH) -> None:
+        if batch < 1:
+            raise ValueError(f"batch must be at least 1, got {batch}")
         self.labels = tuple(labels)
+        self.batch = batch
         self.row_ids = Dict.empty(key_type=types.UniTuple(types.uint64, 2), value_type=types.int64)
-        self._label: list[np.ndarray] = []
-        self._row: list[np.ndarray] = []
-        self._y: list[np.ndarray] = []
-        self._merged: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._pending_size = 0
+        # per label: (pair, count) pieces, pair = row * 2 + (y > 0), each piece sorted by pair
+        self._pieces: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in self.labels]
+        self._candidates = np.zeros(len(self.labels), dtype=np.int64)
+        self._positives = np.zeros(len(self.labels), dtype=np.int64)
 
     def add_state(self, label: np.ndarray, row: np.ndarray, y: np.ndarray) -> None:
-        self._label.append(label)
-        self._row.append(row)
-        self._y.append(y)
-        self._merged = None
+        self._pending.append((label, row, y))
+        self._pending_size += len(label)
+        if self._pending_size >= self.batch:
+            self._reduce()
 
-    def _all(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        if self._merged is None:
-            merged = tuple(np.concatenate(part) if part else np.zeros(0, dtype=np.int64)
-                           for part in (self._label, self._row, self._y))
-            self._label, self._row, self._y = [merged[0]], [merged[1]], [merged[2]]
-            self._merged = merged  # type: ignore[assignment]
-        assert self._merged is not None
-        return self._merged
+    def _reduce(self) -> None:
+        """Fold the pending candidates into each label's distinct pairs."""
+        if not self._pending:
+            return
+        label = np.concatenate([p[0] for p in self._pending])
+        pairs = np.concatenate([p[1] for p in self._pending]).astype(np.int64) * 2
+        positive = np.concatenate([p[2] for p in self._pending]) > 0
+        self._pending, self._pending_size = [], 0
+        size = len(self.labels)
+        self._candidates += np.bincount(label, minlength=size)
+        self._positives += np.bincount(label[positive], minlength=size)
+        pairs += positive
+        order = np.argsort(label, kind="stable")
+        bounds = np.searchsorted(label[order], np.arange(size + 1))
+        pairs = pairs[order]
+        for i in range(size):
+            part = pairs[bounds[i]:bounds[i + 1]]
+            if len(part):
+                unique, counts = np.unique(part, return_counts=True)
+                self._pieces[i].append((unique, counts.astype(np.int64)))
 
     def counts(self) -> tuple[np.ndarray, np.ndarray]:
         """Candidates and positives per label index."""
-        label, _, y = self._all()
-        size = len(self.labels)
-        return np.bincount(label, minlength=size), np.bincount(label[y > 0], minlength=size)
+        self._reduce()
+        return self._candidates.copy(), self._positives.copy()
+
+    def _merged(self, index: int) -> tuple[np.ndarray, np.ndarray]:
+        self._reduce()
+        pieces = self._pieces[index]
+        if not pieces:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        if len(pieces) > 1:
+            pairs = np.concatenate([p[0] for p in pieces])
+            counts = np.concatenate([p[1] for p in pieces])
+            order = np.argsort(pairs, kind="stable")
+            pairs, counts = pairs[order], counts[order]
+            starts = np.flatnonzero(np.r_[True, pairs[1:] != pairs[:-1]])
+            pieces[:] = [(pairs[starts], np.add.reduceat(counts, starts))]
+        return pieces[0]
 
     def deduplicated(self, label: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Unique (row, y) pairs of a label with their multiplicities, sorted by (row, y)."""
-        labels, rows, ys = self._all()
-        mine = labels == self.labels.index(label)
-        pairs = rows[mine].astype(np.int64) * 2 + (ys[mine] > 0)
-        unique, counts = np.unique(pairs, return_counts=True)
-        return (unique // 2).astype(np.int32), np.where(unique % 2 == 1, 1, -1).astype(np.int8), \
+        pairs, counts = self._merged(self.labels.index(label))
+        return (pairs // 2).astype(np.int32), np.where(pairs % 2 == 1, 1, -1).astype(np.int8), \
             counts.astype(np.int32)
+
+    def take(self, label: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`deduplicated`, and forget the label's examples (``prepare`` writes each label once)."""
+        found = self.deduplicated(label)
+        self._pieces[self.labels.index(label)] = []
+        return found
 
 
 @dataclass
@@ -198,18 +256,19 @@ class ExampleGenerator:
 
     def __init__(self, labels: Sequence[str], config: FeatureConfig, max_children: int = 5, seed: int = 0,
                  normalize: Callable[[str], str] = str.lower, sink: RowSink | None = None,
-                 symbols: SymbolTable | None = None, constraints: bool = False) -> None:
+                 symbols: SymbolTable | None = None, constraints: bool = False, order: str = "random",
+                 batch: int = DEFAULT_BATCH) -> None:
         self.labels = tuple(sorted(labels))
         self.symbols = symbols if symbols is not None else SymbolTable()
         self.label_symbols = np.array([self.symbols.add(label) for label in self.labels], dtype=np.int32)
         self.root = self.labels.index(ROOT_LABEL) if ROOT_LABEL in self.labels else -1
         self.space = FeatureSpace(config, self.symbols)
         self.heads = HeadTable(self.symbols)
-        self.rules = CandidateRules(self.symbols, constraints)
+        self.rules = CandidateRules(self.symbols, constraints, order)
         self.max_children = max_children
         self.seed = seed
         self.normalize = normalize
-        self.examples = ExampleSet(self.labels)
+        self.examples = ExampleSet(self.labels, batch)
         self.report = GenerationReport()
         self.sink: RowSink = sink if sink is not None else RowBuffer()
         self._buffers: dict[str, np.ndarray] = {}
@@ -241,7 +300,8 @@ class ExampleGenerator:
         if self.heads.size < len(self.symbols):
             self.heads = HeadTable(self.symbols)
         cache = WindowCache(self.max_children, MAX_CONTEXT, len(self.labels), np.int64)  # row ids per label
-        path = walk_randomly(oracle, self.seed, sentence, lambda state: self._add_state(state, items, cache))
+        path = walk_path(oracle, self.seed, sentence, lambda state: self._add_state(state, items, cache),
+                         self.rules.order)
         self.report.used += 1
         return path
 
@@ -255,7 +315,11 @@ class ExampleGenerator:
     def _add_state(self, oracle: Oracle, items: ItemTable, cache: WindowCache) -> None:
         frontier = items.frontier(oracle.frontier)
         label_index = {label: i for i, label in enumerate(self.labels)}
-        correct = np.array([(first, end, label_index[label]) for first, end, label in oracle.correct_keys()],
+        if self.rules.order == "random":
+            keys = oracle.correct_keys()
+        else:  # a deterministic order: its one next inference is the only correct one (paper §3.5)
+            keys = {oracle.key(next_inference(oracle, self.rules.order))}
+        correct = np.array([(first, end, label_index[label]) for first, end, label in keys],
                            dtype=np.int32).reshape(-1, 3)
         n, k = len(frontier), self.max_children
         spans = sum(min(k, n - first) for first in range(n))
@@ -267,7 +331,7 @@ class ExampleGenerator:
         counter = self.space.counter
         n_cand, n_new, n_nz = state_examples(
             frontier, self.space.flags, k, self.label_symbols, self.root, self.rules.refresh(), self.rules.root_unary,
-            correct, items.arrays(),
+            self.rules.order_code, correct, items.arrays(),
             self.heads.arrays(), self.space.v, self.space.counts, self.space.table, self.space.keys, counter, self.examples.row_ids,
             cache.lookup, cache.windows, cache.values, cache.entries,
             self._buffer("codes", row_size, np.int64), self._buffer("ids", row_size, np.int32),

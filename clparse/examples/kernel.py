@@ -288,6 +288,27 @@ def root_allowed(first, end, n, root_unary):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
+def order_limits(frontier, nkids, order):  # type: ignore[no-untyped-def]
+    """(last legal first child, first legal end) of a state under an item order (paper §3.5).
+
+    ``order`` 0 (random paths) allows every span. 2 (right-to-left): with N the leftmost phrase on
+    the frontier, a span must dominate N or lie wholly left of it, i.e. start at or before N.
+    1 (left-to-right) is the mirror: with N the rightmost phrase, a span must end at or after N.
+    Before any phrase is built every span is legal.
+    """
+    n = frontier.shape[0]
+    if order == 2:
+        for i in range(n):
+            if nkids[frontier[i]] > 0:
+                return i, 1
+    elif order == 1:
+        for i in range(n - 1, -1, -1):
+            if nkids[frontier[i]] > 0:
+                return n - 1, i + 1
+    return n - 1, 1
+
+
+@njit(cache=True, nogil=True)
 def candidate_head(frontier, first, end, label_symbol, child_symbols, label, heads):  # type: ignore[no-untyped-def]
     m = end - first
     for k in range(m):
@@ -380,7 +401,7 @@ def _same_window(win, e, lm, rm, frontier, lo, hi):  # type: ignore[no-untyped-d
 
 
 @njit(cache=True, nogil=True)
-def state_examples(frontier, flags, max_children, label_symbols, root, edge_stop, root_unary, correct, items,  # type: ignore[no-untyped-def]
+def state_examples(frontier, flags, max_children, label_symbols, root, edge_stop, root_unary, order, correct, items,  # type: ignore[no-untyped-def]
                    heads, v, counts, table, keys, counter, rows, cache, win, label_rows, entries, codes, ids,
                    child_symbols, out_label, out_row, out_y, out_indptr, out_indices):
     """Every candidate of one state as an example (prepare): label index, row id, y.
@@ -403,8 +424,9 @@ def state_examples(frontier, flags, max_children, label_symbols, root, edge_stop
     n_new = 0
     n_nz = 0
     out_indptr[0] = 0
-    for first in range(n):
-        for end in range(first + 1, min(n, first + max_children) + 1):
+    last_first, first_end = order_limits(frontier, nkids, order)
+    for first in range(last_first + 1):
+        for end in range(max(first + 1, first_end), min(n, first + max_children) + 1):
             if span_stopped(frontier, first, end, start, end_, tag, nkids, edge_stop):
                 continue
             m = end - first
@@ -532,7 +554,7 @@ def _score_window(e, frontier, n, first, end, flags, label_symbols, items, heads
 
 
 @njit(cache=True, nogil=True)
-def score_state(frontier, flags, context, max_children, label_symbols, root, edge_stop, root_unary, items,  # type: ignore[no-untyped-def]
+def score_state(frontier, flags, context, max_children, label_symbols, root, edge_stop, root_unary, order, items,  # type: ignore[no-untyped-def]
                 heads, v, counts, table, present, forest, cache, win, scores, entries, codes, touched,
                 child_symbols, label_heads, out_first, out_end, out_label, out_conf):
     """Every candidate of the state with its confidence, in candidate order (first, end, label).
@@ -550,8 +572,9 @@ def score_state(frontier, flags, context, max_children, label_symbols, root, edg
     n_labels = label_symbols.shape[0]
     scratch = scores.shape[0] - 1
     count = 0
-    for first in range(n):
-        for end in range(first + 1, min(n, first + max_children) + 1):
+    last_first, first_end = order_limits(frontier, nkids, order)
+    for first in range(last_first + 1):
+        for end in range(max(first + 1, first_end), min(n, first + max_children) + 1):
             if span_stopped(frontier, first, end, start, end_, tag, nkids, edge_stop):
                 continue
             lo, hi = max(0, first - context), min(n, end + context)
@@ -584,7 +607,7 @@ def score_state(frontier, flags, context, max_children, label_symbols, root, edg
 
 
 @njit(cache=True, nogil=True)
-def candidate_rows(frontier, flags, max_children, label_symbols, root, edge_stop, root_unary, items, heads, v,  # type: ignore[no-untyped-def]
+def candidate_rows(frontier, flags, max_children, label_symbols, root, edge_stop, root_unary, order, items, heads, v,  # type: ignore[no-untyped-def]
                    counts, table, codes, ids, child_symbols, out_first, out_end, out_label, out_indptr,
                    out_indices):
     """Every candidate's feature row (sorted known ids), in candidate order: for the parity tests."""
@@ -593,8 +616,9 @@ def candidate_rows(frontier, flags, max_children, label_symbols, root, edge_stop
     count = 0
     nz = 0
     out_indptr[0] = 0
-    for first in range(n):
-        for end in range(first + 1, min(n, first + max_children) + 1):
+    last_first, first_end = order_limits(frontier, nkids, order)
+    for first in range(last_first + 1):
+        for end in range(max(first + 1, first_end), min(n, first + max_children) + 1):
             if span_stopped(frontier, first, end, start, end_, tag, nkids, edge_stop):
                 continue
             base = emit_head_free(codes, frontier, n, first, end, flags, items, counts, v)

@@ -3,7 +3,9 @@
 Everything is written in one transaction, so an interruption, a bad tree or a
 full disk leaves the database as it was. Feature rows are streamed into it as
 the compiled kernel finds them (in blobs of ``CHUNK_ROWS`` rows), so they are
-never all held in memory. The run is identified by a digest of its inputs
+never all held in memory; the candidates are reduced to each label's distinct
+examples in batches (:class:`~clparse.examples.generate.ExampleSet`), and each
+label is written and dropped in turn. The run is identified by a digest of its inputs
 (file contents) and settings: the same inputs again do nothing; different ones
 are refused rather than mixed into the same database.
 """
@@ -23,7 +25,8 @@ import numpy as np
 from clparse import __version__
 from clparse.errors import ConfigurationError, DatabaseError
 from clparse.examples.features import FeatureConfig, feature_text
-from clparse.examples.generate import ExampleGenerator, GenerationReport
+from clparse.examples.generate import DEFAULT_BATCH, ExampleGenerator, GenerationReport
+from clparse.examples.symbols import ITEM_ORDERS
 from clparse.preprocess import (
     PreprocessConfig,
     Preprocessed,
@@ -58,6 +61,7 @@ class PrepareSettings:
     folds: int = 10  # jackknife folds
     fold_order: str = "interleaved"  # how sentences are dealt into folds (clparse.tag.jackknife)
     tagger_iterations: int | None = None  # None: the tagger's default (CRF 150, perceptron 5)
+    order: str = "random"  # the training path: seeded random (paper §2.1.1), or the l2r / r2l item order (§3.5)
 
     def __post_init__(self) -> None:
         TaggerSpec(self.tagger, self.tagger_iterations)  # validates
@@ -65,6 +69,8 @@ class PrepareSettings:
             raise ConfigurationError(f"train_tags must be one of {', '.join(TRAIN_TAGS)}, got {self.train_tags!r}")
         if self.fold_order not in FOLD_ORDERS:
             raise ConfigurationError(f"fold_order must be one of {', '.join(FOLD_ORDERS)}, got {self.fold_order!r}")
+        if self.order not in ITEM_ORDERS:
+            raise ConfigurationError(f"order must be one of {', '.join(ITEM_ORDERS)}, got {self.order!r}")
         if self.folds < 2:
             raise ConfigurationError(f"folds must be at least 2, got {self.folds}")
         if self.tagger_iterations is not None and self.tagger_iterations < 1:
@@ -118,7 +124,7 @@ def _sha256(path: Path) -> str:
 # Settings added after the first release enter the digest only when they differ from the behaviour
 # before they existed, so a database prepared then is still recognised as "the same inputs".
 LATER_SETTINGS: dict[str, object] = {"constraints": False, "unknown_words": "unk", "train_tags": "gold",
-                                     "fold_order": "contiguous"}
+                                     "fold_order": "contiguous", "order": "random"}
 # With gold training tags the examples do not depend on the tagger: its settings stay out of the digest.
 TAGGER_SETTINGS = ("tagger", "folds", "tagger_iterations", "fold_order")
 
@@ -136,10 +142,11 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
             settings: PrepareSettings = PrepareSettings(),
             progress: Callable[[int], object] | None = None,
             total: Callable[[int], object] | None = None, jobs: int = 1,
-            on_fold: Callable[[int], object] | None = None) -> PrepareSummary:
+            on_fold: Callable[[int], object] | None = None, batch: int = DEFAULT_BATCH) -> PrepareSummary:
     """Generate and store the training examples of ``train`` (and the ``dev`` sentences), and train the tagger.
 
-    With ``settings.train_tags == "jackknife"`` the training trees get their tags from taggers trained
+    ``batch``: raw candidates held before they are reduced to each label's distinct examples (memory
+    only: the stored run is the same for any value). With ``settings.train_tags == "jackknife"`` the training trees get their tags from taggers trained
     on the other folds first (``jobs`` of them at a time; ``on_fold(k)`` as each finishes).
     """
     db = Path(db)
@@ -165,7 +172,7 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
         tagged: list[list[tuple[str, str]]] = []
         try:
             with runs.writing() as writer:
-                _prepare_in(writer, digest, files, settings, summary, progress, total, tagged, jobs, on_fold)
+                _prepare_in(writer, digest, files, settings, summary, progress, total, tagged, jobs, on_fold, batch)
                 summary.seconds = time.perf_counter() - start
                 writer.finish(summary.seconds)
         except DatabaseError as exc:
@@ -281,7 +288,7 @@ def _prepare_in(writer: RunWriter, digest: str, files: Sequence[tuple[str, Path,
                 settings: PrepareSettings, summary: PrepareSummary,
                 progress: Callable[[int], object] | None, total: Callable[[int], object] | None,
                 tagged: list[list[tuple[str, str]]], jobs: int = 1,
-                on_fold: Callable[[int], object] | None = None) -> None:
+                on_fold: Callable[[int], object] | None = None, batch: int = DEFAULT_BATCH) -> None:
     """Read, generate and write the whole run inside the caller's transaction."""
     kept, file_trees, records = _read(files, settings, summary, tagged, jobs, on_fold)
     train = kept["train"]
@@ -294,7 +301,8 @@ def _prepare_in(writer: RunWriter, digest: str, files: Sequence[tuple[str, Path,
     writer.add_files((split, str(path), sha, file_trees[path]) for split, path, sha in files)
     rows = _RowWriter(writer)
     generator = ExampleGenerator(labels, settings.features, settings.max_children, settings.seed,
-                                 vocabulary.normalize, sink=rows, constraints=settings.constraints)
+                                 vocabulary.normalize, sink=rows, constraints=settings.constraints,
+                                 order=settings.order, batch=batch)
     if total is not None:
         total(len(train))
     paths: list[tuple[int, list[tuple[int, int, str]]]] = []  # (sentence id, path)
@@ -344,7 +352,7 @@ def _prepare_in(writer: RunWriter, digest: str, files: Sequence[tuple[str, Path,
 def _write_labels(writer: RunWriter, generator: ExampleGenerator, summary: PrepareSummary) -> None:
     report = generator.report
     for label in generator.labels:
-        rows, ys, counts = generator.examples.deduplicated(label)
+        rows, ys, counts = generator.examples.take(label)
         writer.add_label(label, report.candidates[label], report.positives[label], rows, ys, counts)
         summary.labels[label] = {"candidates": report.candidates[label], "positives": report.positives[label],
                                  "examples": len(rows)}

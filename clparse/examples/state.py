@@ -157,13 +157,19 @@ class Oracle:
 
     def correct_keys(self) -> set[tuple[int, int, str]]:
         """Correct candidates as (first frontier position, end position, label)."""
-        position = {id(item): i for i, item in enumerate(self.frontier)}
-        keys = set()
-        for index in self.buildable():
-            node = self.phrases[index - self.n_words]
-            first = position[id(self.built[node.children[0]])]
-            keys.add((first, first + len(node.children), node.label))
-        return keys
+        return {self.key(index) for index in self.buildable()}
+
+    def key(self, index: int) -> tuple[int, int, str]:
+        """Buildable gold phrase ``index`` as a candidate: (first frontier position, end position, label)."""
+        node = self.phrases[index - self.n_words]
+        kid = self.built[node.children[0]]
+        first = next(i for i, item in enumerate(self.frontier) if item is kid)
+        return first, first + len(node.children), node.label
+
+    def span(self, index: int) -> tuple[int, int]:
+        """The word span (start, end) of gold phrase ``index``."""
+        node = self.phrases[index - self.n_words]
+        return node.start, node.end
 
     def apply(self, index: int) -> Item:
         """Build gold phrase ``index`` (must be buildable) and update the frontier."""

@@ -110,18 +110,28 @@ class HeadTable:
                 self.rule_passes, self.pass_mode, self.label_offsets, self.label_classes)
 
 
+ITEM_ORDERS = ("random", "l2r", "r2l")  # paper §3.5: random paths, or a strict left-/right-to-left item order
+
+
 class CandidateRules:
     """Which candidates exist beyond the paper's (issue #11): the kernels' ``edge_stop`` and ``root_unary``.
 
     With ``constraints`` on, a candidate's first or last child may not be a punctuation terminal unless
     the span is all punctuation (after Table 3's punctuation raising no other gold phrase has one), and
     ROOT may only be built over a single item (the gold ROOT is always unary). Off, every span and ROOT over the whole frontier are candidates, as in the paper.
+
+    ``order`` (paper §3.5): under ``l2r`` or ``r2l`` only spans the deterministic order allows are
+    candidates (:func:`~clparse.examples.kernel.order_limits`), in ``prepare`` and in the search alike.
     """
 
-    def __init__(self, symbols: SymbolTable, constraints: bool) -> None:
+    def __init__(self, symbols: SymbolTable, constraints: bool, order: str = "random") -> None:
+        if order not in ITEM_ORDERS:
+            raise ValueError(f"item order must be one of {', '.join(ITEM_ORDERS)}, got {order!r}")
         self.symbols = symbols
         self.constraints = constraints
         self.root_unary = int(constraints)
+        self.order = order
+        self.order_code = ITEM_ORDERS.index(order)  # the kernels' ``order``: 0 any span, 1 l2r, 2 r2l
         self.edge_stop = np.zeros(0, dtype=np.uint8)
         self.refresh()
 

@@ -57,6 +57,7 @@ class ParserModel:
     db: Path
     constraints: bool = False  # the run's candidate constraints (issue #11); runs before them had none
     label_thetas: dict[str, float] | None = None  # per-label Θ̂ (then ``theta`` is the largest of them)
+    order: str = "random"  # the run's item order (paper §3.5): the search allows the spans prepare did
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -146,4 +147,4 @@ def load_model(db: Database | str | Path, theta: Thetas) -> ParserModel:
     return ParserModel(max(values), ensembles, feature_ids, run_vocabulary(settings, words),
                        FeatureConfig.from_dict(settings["features"]), settings["max_children"], db,
                        bool(settings.get("constraints", False)),
-                       None if isinstance(theta, (int, float)) else dict(theta))
+                       None if isinstance(theta, (int, float)) else dict(theta), settings.get("order", "random"))

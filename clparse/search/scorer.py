@@ -54,7 +54,7 @@ class CompiledModel:
         self.space = FeatureSpace.from_keys(model.features, self.symbols, model.feature_ids,
                                             keep=(lambda _: True) if full_table else used.__contains__)
         self.heads = HeadTable(self.symbols)
-        self.rules = CandidateRules(self.symbols, model.constraints)
+        self.rules = CandidateRules(self.symbols, model.constraints, model.order)
         self.presence_size = max(len(self.space), 1)
         joined, offsets = Forest.join([e.forest for e in ensembles])
         self.forest = (offsets, joined.roots, joined.feature, joined.true_child, joined.false_child, joined.value)
@@ -108,7 +108,7 @@ class CandidateScorer:
         out, cache, c = self._out, self.cache, self.compiled
         before = len(cache)
         count = score_state(ids, c.space.flags, self.context, k, c.label_symbols, c.root, c.rules.refresh(),
-                            c.rules.root_unary, items.arrays(), c.head_arrays(), c.space.v, c.space.counts,
+                            c.rules.root_unary, c.rules.order_code, items.arrays(), c.head_arrays(), c.space.v, c.space.counts,
                             c.space.table, self.present, c.forest, cache.lookup,
                             cache.windows, cache.values, cache.entries, out["codes"], out["touched"],
                             out["children"], out["label_heads"], out["first"], out["end"], out["label"],
@@ -146,7 +146,7 @@ def state_rows(model: CompiledModel, items: ItemTable, frontier: np.ndarray) -> 
     out_indptr = np.zeros(len(out_first) + 1, dtype=np.int64)
     out_indices = np.empty(len(out_first) * size, dtype=np.int32)
     count = candidate_rows(frontier, model.space.flags, k, model.label_symbols, model.root, model.rules.refresh(),
-                           model.rules.root_unary, items.arrays(), model.head_arrays(), model.space.v,
+                           model.rules.root_unary, model.rules.order_code, items.arrays(), model.head_arrays(), model.space.v,
                            model.space.counts, model.space.table, np.empty(size, dtype=np.int64),
                            np.empty(size, dtype=np.int32), np.empty(k, dtype=np.int32), out_first, out_end,
                            out_label, out_indptr, out_indices)

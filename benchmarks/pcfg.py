@@ -234,7 +234,7 @@ def parse_timed(grammar: Grammar, trees: Sequence[Tree]) -> tuple[list[Tree], in
     return out, failures, time.perf_counter() - start
 
 
-def load_gum(split: str, max_words: int = 15) -> list[Preprocessed]:
+def load_gum(split: str, max_words: int | None = 15) -> list[Preprocessed]:
     """GUM ``split`` (train or dev), preprocessed and length-filtered as clparse does."""
     config = PreprocessConfig(max_words=max_words)
     return [p for path in sorted(glob.glob(str(GUM / split / "*.ptb")))

@@ -10,6 +10,7 @@ Ties between features (gains within :data:`TIE_TOLERANCE`) go to the lowest feat
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -164,6 +165,30 @@ def grow_tree(indptr: np.ndarray, indices: np.ndarray, n_features: int, positive
         if node.is_leaf:
             node.confidence = confidence(node.w_positive, node.w_negative, epsilon)
     return GrownTree(nodes, found["theta"], found["root_gain"], node_of)
+
+
+def refit(tree: GrownTree, indptr: np.ndarray, indices: np.ndarray, positive: np.ndarray, weights: np.ndarray,
+          multiplicity: np.ndarray, epsilon: float) -> GrownTree:
+    """A tree grown on a sample, with every node's totals and every leaf's confidence from all examples.
+
+    The splits (features, gains, Θ) stay the sample's; each example is routed to its leaf, so the
+    leaves' W± are the true ones and κ = ½ ln((W+ + ε)/(W- + ε)) is the paper's, exactly as if the
+    tree had been grown on all examples with these splits.
+    """
+    node_of = np.zeros(len(weights), dtype=np.int32)
+    forest = tree.forest()
+    route(indptr, indices, node_of, forest.feature, forest.true_child, forest.false_child)
+    nodes = [dataclasses.replace(n) for n in tree.nodes]  # copies: the grown tree stays as it was
+    _fill_totals(nodes, [n.node for n in nodes if n.is_leaf], node_of, np.where(positive, weights, 0.0),
+                 np.where(positive, 0.0, weights), multiplicity)
+    for node in reversed(nodes):  # children come after their parent: sum the leaves upwards
+        if not node.is_leaf:
+            true, false = nodes[node.true_child or 0], nodes[node.false_child or 0]
+            node.w_positive, node.w_negative = true.w_positive + false.w_positive, true.w_negative + false.w_negative
+            node.examples, node.candidates = true.examples + false.examples, true.candidates + false.candidates
+        else:
+            node.confidence = confidence(node.w_positive, node.w_negative, epsilon)
+    return GrownTree(nodes, tree.theta, tree.root_gain, node_of)
 
 
 def _placeholder(node_id: int, parent: int | None, depth: int) -> Node:

@@ -25,7 +25,7 @@ from sqlalchemy import (
 #: ``PRAGMA application_id`` of every clparse database ("clpa"): tells a clparse file from any other SQLite file.
 APPLICATION_ID = 0x636C7061
 #: Newest schema revision this clparse knows (the Alembic head).
-SCHEMA_REVISION = "0006"
+SCHEMA_REVISION = "0007"
 
 metadata = MetaData()
 
@@ -136,8 +136,10 @@ label_examples = Table(
 # ---------------------------------------------------------------- boosting (revision 0002)
 
 # One row per label that training has touched: where its boosting stands. ``margins_float64`` is the
-# margin vector Q after ``iteration`` (one float64 per distinct example), so a resumed run continues
-# exactly where the last committed iteration left off.
+# margin vector Q after ``margins_iteration`` trees (one float64 per distinct example), written at
+# every margin checkpoint and when the label stops, pauses or converges, not at every iteration
+# (revision 0007); a resumed run adds trees margins_iteration+1..iteration to it with the additions
+# training made, and so continues exactly where the last committed iteration left off.
 label_training = Table(
     "label_training", metadata,
     Column("label_id", Integer, ForeignKey("labels.id", ondelete="CASCADE"), primary_key=True),
@@ -153,6 +155,7 @@ label_training = Table(
     Column("started_at", String, nullable=False),
     Column("updated_at", String, nullable=False),
     Column("margins_float64", LargeBinary, nullable=False),
+    Column("margins_iteration", Integer, nullable=False),  # Q in margins_float64 is after this iteration (0007)
 )
 
 # One row per boosting iteration (= one tree) of a label, committed together with its nodes.

@@ -1,8 +1,13 @@
 """Boosting state in the database: load a label's examples, resume its state, commit iterations.
 
-One iteration is one transaction: the iteration row, its tree nodes, the label's new state with its
-margin vector, and (every ``checkpoint_every`` iterations) a kept margin checkpoint. A process
-killed at any instant therefore loses at most the iteration it was computing.
+One iteration is one transaction: the iteration row, its tree nodes and the label's new counters. The
+margin vector (8 bytes per distinct example) is written only every ``checkpoint_every`` iterations,
+as a kept margin checkpoint and as the label's stored margins, and when the label stops, pauses or
+converges (:meth:`TrainingStore.finish`); ``label_training.margins_iteration`` says which iteration
+the stored margins belong to. The trainer (``clparse.train``) rebuilds the margins of the last
+committed iteration by adding the trees after that one, bit-identically. A process killed at any
+instant therefore loses at most the iteration it was computing, and its resume replays at most
+``checkpoint_every - 1`` trees.
 """
 
 from __future__ import annotations
@@ -49,13 +54,18 @@ class LabelProblem:
 
 @dataclass
 class StoredState:
-    """A label's committed boosting state; ``settings`` as stored (None: never trained)."""
+    """A label's committed boosting state; ``settings`` as stored (None: never trained).
+
+    ``margins`` is Q after ``margins_iteration`` trees, which may be behind ``iteration`` (the last
+    committed one): trees margins_iteration+1..iteration are still to be added to it.
+    """
 
     iteration: int
     theta: float
     margins: np.ndarray
     state: str | None  # None: never trained
     settings: dict[str, Any] | None
+    margins_iteration: int
 
 
 class TrainingStore:
@@ -119,16 +129,18 @@ class TrainingStore:
     # ------------------------------------------------------------------ state
 
     def state(self, label: str, n_examples: int | None = None) -> StoredState:
-        """The label's committed state (a label never trained: iteration 0, ``n_examples`` zero margins)."""
+        """The label's committed state (a label never trained: iteration 0, ``n_examples`` zero margins);
+        its margins may be those of an earlier iteration (``StoredState.margins_iteration``)."""
         label_id = self.label_id(label)
         lt = schema.label_training
         with self.db.reading() as connection:
             row = connection.execute(sa.select(lt).where(lt.c.label_id == label_id)).mappings().first()
         if row is None:
-            return StoredState(0, math.inf, np.zeros(n_examples or 0, dtype=np.float64), None, None)
+            return StoredState(0, math.inf, np.zeros(n_examples or 0, dtype=np.float64), None, None, 0)
         margins = blobs.decode("margins_float64", row["margins_float64"], writable=True)
         theta = math.inf if row["theta"] is None else float(row["theta"])
-        return StoredState(int(row["iteration"]), theta, margins, row["state"], json.loads(row["settings_json"]))
+        return StoredState(int(row["iteration"]), theta, margins, row["state"], json.loads(row["settings_json"]),
+                           int(row["margins_iteration"]))
 
     def first_settings(self) -> dict[str, Any] | None:
         """The stored settings of the first label (by name) that has begun training, without its margins."""
@@ -165,7 +177,7 @@ class TrainingStore:
                     label_id=label_id, settings_json=json.dumps(settings, sort_keys=True),
                     state="training", iteration=0, theta=None, loss=0.0, splits=0, pid=os.getpid(),
                     message=note, started_at=stamp, updated_at=stamp,
-                    margins_float64=blobs.encode("margins_float64", np.zeros(examples))))
+                    margins_float64=blobs.encode("margins_float64", np.zeros(examples)), margins_iteration=0))
             else:
                 connection.execute(lt.update().where(lt.c.label_id == label_id).values(
                     state="training", pid=os.getpid(), message=note, updated_at=stamp))
@@ -186,22 +198,29 @@ class TrainingStore:
     def commit(self, label: str, iteration: Mapping[str, Any], nodes: Sequence[Mapping[str, Any]],
                margins: np.ndarray, *, checkpoint: bool, examples_per_second: float | None) -> None:
         """Store one finished iteration (its ``iterations`` row, its ``tree_nodes`` rows) and the label's
-        new state, in one transaction; with ``checkpoint`` the margins are also kept for replay."""
+        new state, in one transaction.
+
+        ``margins`` (Q after this iteration) are written only with ``checkpoint``: kept in
+        ``margin_checkpoints`` and as the label's stored margins (``margins_iteration`` = this
+        iteration). Other iterations leave the stored margins as they are, behind the iteration.
+        """
         label_id = self.label_id(label)
         stamp = now()
         it, tn, lt = schema.iterations, schema.tree_nodes, schema.label_training
         t = int(iteration["iteration"])
+        state: dict[str, Any] = {
+            "iteration": t, "theta": iteration["theta"], "loss": iteration["loss_after"],
+            "splits": lt.c.splits + iteration["splits"], "examples_per_second": examples_per_second,
+            "updated_at": stamp}
         with self.db.transaction() as connection:
             connection.execute(it.insert().values(label_id=label_id, finished_at=stamp, **iteration))
             connection.execute(tn.insert(), [{"label_id": label_id, "iteration": t, **node} for node in nodes])
-            blob = blobs.encode("margins_float64", margins)
             if checkpoint:
+                blob = blobs.encode("margins_float64", margins)
                 connection.execute(schema.margin_checkpoints.insert().values(
                     label_id=label_id, iteration=t, margins_float64=blob))
-            connection.execute(lt.update().where(lt.c.label_id == label_id).values(
-                iteration=t, theta=iteration["theta"], loss=iteration["loss_after"],
-                splits=lt.c.splits + iteration["splits"], examples_per_second=examples_per_second,
-                updated_at=stamp, margins_float64=blob))
+                state.update(margins_float64=blob, margins_iteration=t)
+            connection.execute(lt.update().where(lt.c.label_id == label_id).values(**state))
 
     def checkpoint_before(self, label: str, iteration: int) -> tuple[int, np.ndarray] | None:
         """(c, margins after c trees) of the latest kept checkpoint c <= ``iteration``, if any."""
@@ -222,19 +241,48 @@ class TrainingStore:
             ).values(state="failed", message=message, pid=None, updated_at=now()))
         return bool(result.rowcount)
 
-    def finish(self, label: str, state: str, message: str | None = None) -> None:
-        """Record why the label stopped (``paused``, ``stopped``, ``converged``, ``failed``)."""
+    def finish(self, label: str, state: str, message: str | None = None, *, margins: np.ndarray | None = None,
+               margins_iteration: int | None = None) -> None:
+        """Record why the label stopped (``paused``, ``stopped``, ``converged``, ``failed``).
+
+        With ``margins`` (Q after ``margins_iteration``, which must be the last committed iteration)
+        they become the label's stored margins in the same transaction, so reading or resuming the
+        label replays no tree. No ``margin_checkpoints`` row is added: checkpoints stay at multiples of
+        ``checkpoint_every`` (a pause would otherwise leave one more kept vector each time), and the
+        stored margins serve this iteration until the next checkpoint replaces them.
+        """
         if state not in STATES:
             raise ValueError(state)
+        if (margins is None) != (margins_iteration is None):
+            raise ValueError("margins and margins_iteration go together")
+        label_id = self.label_id(label)
         lt = schema.label_training
+        values: dict[str, Any] = {"state": state, "message": message, "pid": None, "updated_at": now()}
         with self.db.transaction() as connection:
-            connection.execute(lt.update().where(lt.c.label_id == self.label_id(label)).values(
-                state=state, message=message, pid=None, updated_at=now()))
+            if margins is not None:
+                committed = connection.execute(sa.select(lt.c.iteration).where(lt.c.label_id == label_id)).scalar()
+                if committed != margins_iteration:
+                    raise DatabaseError(f"{self.path}: label {label} has committed iteration {committed}, not "
+                                        f"{margins_iteration}; its margins are not stored")
+                values.update(margins_float64=blobs.encode("margins_float64", margins),
+                              margins_iteration=margins_iteration)
+            connection.execute(lt.update().where(lt.c.label_id == label_id).values(**values))
 
-    def trees(self, label: str, up_to: int | None = None) -> list[list[NodeRow]]:
-        """The stored trees 1..up_to of a label as node rows (see :meth:`Models.trees`)."""
-        self.label_id(label)  # an unknown label is refused with the labels named
-        return Models(self.db).trees(label, up_to)
+    def trees(self, label: str, up_to: int | None = None, after: int = 0) -> list[list[NodeRow]]:
+        """The stored trees after+1..up_to of a label as node rows (see :meth:`Models.trees`)."""
+        label_id = self.label_id(label)  # an unknown label is refused with the labels named
+        if after <= 0:
+            return Models(self.db).trees(label, up_to)
+        tn = schema.tree_nodes  # the same rows as Models.trees, from a later first tree
+        query = sa.select(tn.c.iteration, tn.c.feature_id, tn.c.true_child, tn.c.false_child, tn.c.confidence
+                          ).where(tn.c.label_id == label_id, tn.c.iteration > after)
+        if up_to is not None:
+            query = query.where(tn.c.iteration <= up_to)
+        out: dict[int, list[NodeRow]] = {}
+        with self.db.reading() as connection:
+            for iteration, *node in connection.execute(query.order_by(tn.c.iteration, tn.c.node)):
+                out.setdefault(int(iteration), []).append((node[0], node[1], node[2], node[3]))
+        return [out[k] for k in sorted(out)]
 
     def status_rows(self) -> list[tuple[Any, ...]]:
         """Per label, in name order: (name, iteration, theta, splits, loss, examples/s, state, updated_at,

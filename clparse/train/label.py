@@ -1,4 +1,9 @@
-"""Train one label: resume its committed state, iterate, commit every iteration, stop cleanly."""
+"""Train one label: resume its committed state, iterate, commit every iteration, stop cleanly.
+
+The margin vector is stored only at checkpoints and when the label stops, pauses or converges; a
+resume adds the trees committed since the stored margins to them (``weights.current_margins``),
+so it continues bit-identically.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from clparse.errors import ConfigurationError
 from clparse.store.training import StoredState, TrainingStore
 from clparse.train.process import claim_note, pid_alive, trainer_alive
 from clparse.train.stopping import StopRule
+from clparse.train.weights import current_margins
 
 __all__ = ["checked_state", "pid_alive", "train_label", "trainer_alive"]
 
@@ -66,32 +72,45 @@ def train_label(db: str | Path, label: str, settings: BoostSettings, rule: StopR
     try:
         problem = store.load_problem(label)
         state = checked_state(store, label, settings)
+        margins = current_margins(store, label, state, problem)  # replays the trees after the stored margins
         booster = Booster(problem.indptr, problem.indices, problem.n_features, problem.y, problem.multiplicity,
-                          settings, margins=state.margins, iteration=state.iteration, theta=state.theta)
-        del problem
+                          settings, margins=margins, iteration=state.iteration, theta=state.theta)
+        del problem, margins
+        stored = state.margins_iteration  # the iteration whose margins label_training holds
+
+        def finish(final: str, message: str) -> str:
+            """End with the booster's margins stored (it is at the last committed iteration here)."""
+            if stored == booster.iteration:  # a checkpoint wrote them already
+                store.finish(label, final, message)
+            else:
+                store.finish(label, final, message, margins=booster.margins, margins_iteration=booster.iteration)
+            return final
+
         store.record_loss(label, booster.loss())
         splits = store.splits(label)
         while True:
             if should_stop():
-                store.finish(label, "paused", f"interrupted after iteration {booster.iteration}; "
-                                              "run `clparse train` again to resume")
-                return "paused"
+                return finish("paused", f"interrupted after iteration {booster.iteration}; "
+                                        "run `clparse train` again to resume")
             result = booster.step()
-            if result is None:
-                store.finish(label, "converged", "no split reduces the loss any more")
-                return "converged"
+            if result is None:  # nothing was added: the margins are the last committed iteration's
+                return finish("converged", "no split reduces the loss any more")
             iteration, nodes = iteration_rows(result)
             rate = len(booster.y) / result.search_seconds if result.search_seconds > 0 else None
-            store.commit(label, iteration, nodes, booster.margins,
-                         checkpoint=result.iteration % settings.checkpoint_every == 0, examples_per_second=rate)
+            checkpoint = result.iteration % settings.checkpoint_every == 0
+            store.commit(label, iteration, nodes, booster.margins, checkpoint=checkpoint, examples_per_second=rate)
+            if checkpoint:
+                stored = result.iteration
             splits += result.tree.splits
             if on_iteration is not None:
                 on_iteration(label, result)
             reason = rule.reached(booster.iteration, booster.theta, splits)
             if reason is not None:
-                store.finish(label, "stopped", reason)
-                return "stopped"
+                return finish("stopped", reason)
     except (KeyboardInterrupt, SystemExit):
+        # No margins here: the interrupt may have come inside booster.step() (margins already moved on,
+        # iteration not yet) or inside commit (rolled back), so booster.margins need not be the last
+        # committed iteration's. The resume replays the trees after the stored margins instead.
         store.finish(label, "paused", "interrupted; run `clparse train` again to resume")
         raise
     except BaseException as exc:

@@ -1,9 +1,11 @@
 """Example margins and weights at any iteration, rebuilt exactly from checkpoints and stored trees.
 
-Margins are kept whole only every ``checkpoint_every`` iterations (and for the latest iteration);
-any other iteration t is rebuilt by loading the nearest checkpoint c <= t and adding trees c+1..t
-with the same floating-point additions training made, so the result is bit-identical to what the
-trainer had in memory. Exposed to SQL as the table-valued function ``clparse_weights(label, t)``.
+Margins are kept whole only every ``checkpoint_every`` iterations and when a label stops, pauses or
+converges (the label's stored margins, after ``margins_iteration`` trees); any other iteration t
+is rebuilt by loading the nearest kept vector c <= t and adding trees c+1..t with the same
+floating-point additions training made (:func:`replay`), so the result is bit-identical to what the
+trainer had in memory. Resuming a label uses the same replay (:func:`current_margins`). Exposed to
+SQL as the table-valued function ``clparse_weights(label, t)``.
 """
 
 from __future__ import annotations
@@ -14,33 +16,60 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from clparse.errors import ConfigurationError
+from clparse.errors import ConfigurationError, DatabaseError
 
 if TYPE_CHECKING:
-    from clparse.store.training import LabelProblem, TrainingStore
+    from clparse.store.training import LabelProblem, StoredState, TrainingStore
 
 # The loss is imported where it is used: `clparse sql` registers clparse_weights on every start and
 # should not pay for the trainer unless a query calls it.
 
 
+def replay(store: TrainingStore, label: str, margins: np.ndarray, start: int, iteration: int,
+           problem: LabelProblem) -> np.ndarray:
+    """``margins`` (Q after ``start`` trees) turned into Q after ``iteration`` trees, in place, by adding
+    the stored trees start+1..iteration in training order.
+
+    ``Forest.accumulate`` adds one leaf value per tree to each margin, in tree order: the very
+    float64 additions the booster made (``margins += leaf values``, one tree at a time), so the
+    result is bit-identical to the trainer's margins.
+    """
+    from clparse.forest import Forest
+
+    if iteration > start:
+        trees = store.trees(label, up_to=iteration, after=start)
+        if len(trees) != iteration - start:
+            raise DatabaseError(f"{store.path}: label {label} lacks stored trees between iterations {start + 1} "
+                                f"and {iteration}")
+        Forest.from_trees(trees).accumulate(problem.indptr, problem.indices, margins)
+    return margins
+
+
+def current_margins(store: TrainingStore, label: str, state: StoredState, problem: LabelProblem) -> np.ndarray:
+    """Q after the label's last committed iteration: its stored margins plus the trees committed since."""
+    if len(state.margins) != len(problem.y):
+        raise DatabaseError(f"{store.path}: label {label} has {len(state.margins)} stored margins for "
+                            f"{len(problem.y)} examples")
+    return replay(store, label, state.margins, state.margins_iteration, state.iteration, problem)
+
+
 def margins_after(store: TrainingStore, label: str, iteration: int,
                   problem: LabelProblem | None = None) -> np.ndarray:
     """Q after ``iteration`` trees (0: all zeros), exactly as training computed it."""
-    from clparse.forest import Forest
-
     state = store.state(label)
     if iteration == 0:
         problem = problem or store.load_problem(label)
         return np.zeros(len(problem.y), dtype=np.float64)
     if not 0 <= iteration <= state.iteration:
         raise ConfigurationError(f"label {label} has iterations 0..{state.iteration}; no iteration {iteration}")
-    if iteration == state.iteration:
-        return state.margins
-    found = store.checkpoint_before(label, iteration)
-    problem = problem or store.load_problem(label)
-    start, margins = found if found is not None else (0, np.zeros(len(problem.y), dtype=np.float64))
-    Forest.from_trees(store.trees(label, up_to=iteration)[start:]).accumulate(problem.indptr, problem.indices, margins)
-    return margins
+    if state.margins_iteration <= iteration:  # the label's stored margins: the latest kept vector
+        start, margins = state.margins_iteration, state.margins
+    else:
+        found = store.checkpoint_before(label, iteration)
+        start, margins = found if found is not None else (0, np.zeros(len(state.margins), dtype=np.float64))
+    if start == iteration:
+        return margins
+    return replay(store, label, margins, start, iteration, problem or store.load_problem(label))
 
 
 WEIGHT_COLUMNS = ("example", "row", "y", "multiplicity", "margin", "weight")

@@ -1,11 +1,11 @@
 """Databases written by older clparse versions upgrade to today's schema with their data intact.
 
-tests/data/old_schemas/ holds one small database per old schema revision (0001 .. 0005), each
+tests/data/old_schemas/ holds one small database per old schema revision (0001 .. 0006), each
 made by the clparse code of its time (``make.py`` there rebuilds them from git), and beside each a
 JSON record of what that old code said about it: row counts, digests of the stored examples, the
 Θ of every boosting iteration, SQL weights and model scores (0002 on), its parser's trees for
-the dev sentences at several Θ̂, with gold tags and with the stored tagger (0003 on), and the
-trials and Θ̂ of a per-label calibration (0005 on).
+the dev sentences at several Θ̂, with gold tags and with the stored tagger (0003 on; a CRF from 0006
+on, an averaged perceptron before), and the trials and Θ̂ of a per-label calibration (0005 on).
 
 Each test works on a copy, upgraded by ``clparse init`` (what any writing command does), and reads
 it back through today's public surfaces: ``clparse sql`` with its SQL functions, and the Python
@@ -30,7 +30,7 @@ from tests.conftest import read_rows as rows
 from tests.test_schema_autogenerate import schema_differences
 
 OLD_SCHEMAS = Path(__file__).parent / "data" / "old_schemas"
-REVISIONS = ("0001", "0002", "0003", "0004", "0005")
+REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006")
 
 
 def _make_module() -> Any:
@@ -154,11 +154,16 @@ def test_sentences_and_examples_read_back(upgraded: dict[str, Path], revision: s
 
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_columns_added_since_are_empty(upgraded: dict[str, Path], revision: str) -> None:
-    """0006: an old tagger row is a perceptron kept as JSON (no blob); no sentence has a jackknife fold."""
+    """0006: an older tagger row is a perceptron kept as JSON (no blob); no sentence has a jackknife fold.
+    0007: every label's stored margins are those of its last iteration, as the old code wrote them."""
     db, old = upgraded[revision], record(revision)
-    taggers = sql(db, "SELECT kind, model_blob IS NULL AS no_blob, model_json IS NOT NULL AS json FROM taggers")
-    assert taggers == [{"kind": "perceptron", "no_blob": 1, "json": 1}] * old["row_counts"].get("taggers", 0)
+    if revision < "0006":
+        taggers = sql(db, "SELECT kind, model_blob IS NULL AS no_blob, model_json IS NOT NULL AS json FROM taggers")
+        assert taggers == [{"kind": "perceptron", "no_blob": 1, "json": 1}] * old["row_counts"].get("taggers", 0)
     assert sql(db, "SELECT count(*) AS n FROM sentences WHERE fold IS NOT NULL OR tags IS NOT NULL") == [{"n": 0}]
+    training = sql(db, "SELECT iteration, margins_iteration FROM label_training")
+    assert len(training) == old["row_counts"].get("label_training", 0)
+    assert all(row["margins_iteration"] == row["iteration"] for row in training)
 
 
 TRAINED = [r for r in REVISIONS if r >= "0002"]
@@ -167,16 +172,18 @@ PARSED = [r for r in REVISIONS if r >= "0003"]
 
 @pytest.mark.parametrize("revision", PARSED)
 def test_the_stored_tagger_tags_as_it_did(upgraded: dict[str, Path], revision: str) -> None:
-    """The old perceptron tagger loads from its upgraded row and gives the tags it gave then: the
-    preterminals of the old parser's trees with the stored tagger (the same at every Θ̂)."""
+    """The old tagger (a perceptron before 0006, a CRF from 0006 on) loads from its upgraded row and
+    gives the tags it gave then: the preterminals of the old parser's trees with the stored tagger
+    (the same at every Θ̂)."""
     from clparse.parser import escape
     from clparse.read.ptb import parse_tree
+    from clparse.tag.crf import CrfTagger
     from clparse.tag.perceptron import Tagger
     from clparse.tag.stored import load_tagger
 
     db, old = upgraded[revision], record(revision)
     tagger = load_tagger(db)
-    assert isinstance(tagger, Tagger)
+    assert isinstance(tagger, CrfTagger if revision >= "0006" else Tagger)
     then = {tuple(tuple(parse_tree(tree).tagged_words()) for tree in point["tagger"]) for point in old["parses"]}
     assert len(then) == 1
     words = [[escape(w) for w, _ in s["tagged"]] for s in old["dev_sentences"]]
@@ -233,7 +240,7 @@ def test_parses_are_the_old_ones(upgraded: dict[str, Path], revision: str) -> No
         elif point["theta"] == "best":
             assert parser.model.theta == old["calibration"]["best_theta"]
         assert [str(parser.parse_tagged(s)) for s in tagged] == point["gold_tags"], point["theta"]
-        # The stored tagger (NLTK's averaged perceptron, as JSON) tags the words as it did then.
+        # The stored tagger (a perceptron as JSON before 0006, a CRF from 0006 on) tags the words as it did then.
         assert [str(parser.parse([w for w, _ in s])) for s in tagged] == point["tagger"], point["theta"]
 
 

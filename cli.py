@@ -525,6 +525,18 @@ def _stop_request(what: str, command: str) -> Any:
     return StopRequest(say, second_interrupt_raises=True).install()
 
 
+def _dask_address(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """--dask: checked before anything slow starts (Dask itself is imported only if given)."""
+    if value is None:
+        return None
+    from clparse.train.cluster import check_address
+
+    try:
+        return check_address(value)
+    except ClparseError as exc:
+        raise click.BadParameter(str(exc).removeprefix(f"--dask {value!r}: "), ctx, param) from None
+
+
 @main.command("train")
 @DB_OPTION
 @click.option("--labels", default=None, metavar="NP,VP,...", help="Labels to train (default: all).")
@@ -537,6 +549,11 @@ def _stop_request(what: str, command: str) -> Any:
               help="Stop a label once its trees hold N splits in all.")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Labels trained at once, each in its own process.")
+@click.option("--dask", "dask_address", default=None, metavar="tcp://HOST:PORT | local:N",
+              callback=_dask_address,
+              help="Compute the labels on a Dask cluster (a scheduler's address, or local:N worker processes "
+                   "here); this process alone writes the database. Needs pip install 'clparse[dask]'. See "
+                   "docs/scale-out.md.")
 @click.option("--stumps", is_flag=True, help="Decision stumps (trees of depth 1, paper §3.4).")
 @click.option("--max-depth", type=click.IntRange(min=1), default=None, help="Cap the depth of every tree.")
 @click.option("--loss", type=click.Choice(["logistic", "exponential"]), default="logistic", show_default=True,
@@ -560,7 +577,7 @@ def _stop_request(what: str, command: str) -> Any:
 @click.option("--sample-seed", type=int, default=None,
               help="Seed of the per-tree samples (default: the started run's, else 0).")
 def train_command(db: Path, labels: str | None, until_theta: float | None, max_iterations: int | None,
-                  max_splits: int | None, jobs: int, stumps: bool, max_depth: int | None, loss: str,
+                  max_splits: int | None, jobs: int, dask_address: str | None, stumps: bool, max_depth: int | None, loss: str,
                   checkpoint_every: int, smoothing: float | None, tree_rule: str | None, sample: int | None,
                   sample_seed: int | None) -> None:
     """Boost each label's decision trees (paper §2.1.2-2.1.3), resumably.
@@ -577,6 +594,12 @@ def train_command(db: Path, labels: str | None, until_theta: float | None, max_i
 
     if stumps and max_depth not in (None, 1):
         raise click.UsageError("--stumps means --max-depth 1")
+    if dask_address is not None and jobs != 1:
+        raise click.UsageError("--jobs is for training on this machine; with --dask the cluster's workers train")
+    if dask_address is not None:
+        from clparse.train.cluster import require_dask
+
+        require_dask()  # one line saying how to install it, before anything slow
     # A run already started keeps its tree rule and smoothing unless told otherwise (defaults have changed
     # since some runs began: resuming must not need the old values spelled out).
     started = started_settings(db)
@@ -593,7 +616,8 @@ def train_command(db: Path, labels: str | None, until_theta: float | None, max_i
                              smoothing=smoothing, rule=tree_rule, sample=sample, sample_seed=sample_seed)
     chosen = [x.strip() for x in labels.split(",") if x.strip()] if labels else None
     chosen, rule = resolve(db, chosen, StopRule(until_theta, max_iterations, max_splits), settings)
-    click.echo(f"training {len(chosen)} label(s) {rule.describe()}, {jobs} at a time; Ctrl-C pauses", err=True)
+    where = f"on the Dask cluster {dask_address}" if dask_address else f"{jobs} at a time"
+    click.echo(f"training {len(chosen)} label(s) {rule.describe()}, {where}; Ctrl-C pauses", err=True)
     flag = _stop_request("iteration", "clparse train")
 
     from clparse.progress import TrainingProgress
@@ -612,11 +636,13 @@ def train_command(db: Path, labels: str | None, until_theta: float | None, max_i
         bar.poll(finished, {r.label: (r.iteration, r.theta) for r in rows if r.state == "training"})
 
     summary = train(db, chosen, settings, rule, jobs, should_stop=flag, on_iteration=show if bar.enabled else None,
-                    on_poll=poll if bar.enabled else None)
+                    on_poll=poll if bar.enabled else None, dask=dask_address)
     bar.finish(sum(state not in ("paused", "refused") for state in summary.states.values()))
     from clparse.train import format_status, label_status
 
     click.echo(format_status([r for r in label_status(db) if r.label in chosen]))
+    if summary.cluster is not None:
+        click.echo(summary.cluster.describe(), err=True)
     for label, error in summary.refused.items():
         click.echo(f"warning: label {label} left alone: {error}", err=True)
     for label, error in summary.failures.items():

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-from clparse.boost.booster import Booster, BoostSettings, IterationResult
+from clparse.boost.booster import BoostSettings, IterationResult
 from clparse.errors import ConfigurationError
 from clparse.store.training import StoredState, TrainingStore
 from clparse.train.process import claim_note, pid_alive, trainer_alive
+from clparse.train.remote import TrainingBooster, examples_per_second, iteration_rows
 from clparse.train.stopping import StopRule
 from clparse.train.weights import current_margins
 
-__all__ = ["checked_state", "pid_alive", "train_label", "trainer_alive"]
+__all__ = ["checked_state", "iteration_rows", "pid_alive", "train_label", "trainer_alive"]
 
 
 def checked_state(store: TrainingStore, label: str, settings: BoostSettings) -> StoredState:
@@ -31,23 +30,6 @@ def checked_state(store: TrainingStore, label: str, settings: BoostSettings) -> 
                 f"label {label} was trained with {stored.to_dict()}, not {settings.to_dict()}; settings cannot "
                 "change midway (use a new database for other settings)")
     return state
-
-
-def iteration_rows(result: IterationResult) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The ``iterations`` row and ``tree_nodes`` rows of a finished iteration."""
-    tree = result.tree
-    iteration = {
-        "iteration": result.iteration, "theta": tree.theta, "root_gain": tree.root_gain,
-        "loss_before": result.loss_before, "loss_after": result.loss_after, "z": result.z, "splits": tree.splits,
-        "leaves": len(tree.nodes) - tree.splits, "depth": tree.depth, "weight_positive": result.weight_positive,
-        "weight_negative": result.weight_negative, "weight_max": result.weight_max, "seconds": result.seconds,
-        "search_seconds": result.search_seconds}
-    nodes = [{"node": n.node, "parent": n.parent, "depth": n.depth, "feature_id": None if n.is_leaf else n.feature,
-              "gain": None if n.is_leaf else n.best_gain, "best_gain": n.best_gain, "w_positive": n.w_positive,
-              "w_negative": n.w_negative, "examples": n.examples, "candidates": n.candidates,
-              "confidence": n.confidence, "true_child": n.true_child, "false_child": n.false_child}
-             for n in tree.nodes]
-    return iteration, nodes
 
 
 def train_label(db: str | Path, label: str, settings: BoostSettings, rule: StopRule,
@@ -73,7 +55,7 @@ def train_label(db: str | Path, label: str, settings: BoostSettings, rule: StopR
         problem = store.load_problem(label)
         state = checked_state(store, label, settings)
         margins = current_margins(store, label, state, problem)  # replays the trees after the stored margins
-        booster = Booster(problem.indptr, problem.indices, problem.n_features, problem.y, problem.multiplicity,
+        booster = TrainingBooster(problem.indptr, problem.indices, problem.n_features, problem.y, problem.multiplicity,
                           settings, margins=margins, iteration=state.iteration, theta=state.theta)
         del problem, margins
         stored = state.margins_iteration  # the iteration whose margins label_training holds
@@ -96,7 +78,7 @@ def train_label(db: str | Path, label: str, settings: BoostSettings, rule: StopR
             if result is None:  # nothing was added: the margins are the last committed iteration's
                 return finish("converged", "no split reduces the loss any more")
             iteration, nodes = iteration_rows(result)
-            rate = len(booster.y) / result.search_seconds if result.search_seconds > 0 else None
+            rate = examples_per_second(len(booster.y), result)
             checkpoint = result.iteration % settings.checkpoint_every == 0
             store.commit(label, iteration, nodes, booster.margins, checkpoint=checkpoint, examples_per_second=rate)
             if checkpoint:

@@ -31,6 +31,7 @@ class TrainSummary:
     states: dict[str, str] = field(default_factory=dict)  # label -> final state
     failures: dict[str, str] = field(default_factory=dict)  # label -> error
     refused: dict[str, str] = field(default_factory=dict)  # label -> why (another live trainer holds it)
+    cluster: Any = None  # with ``dask``: the ClusterStats (bytes shipped, time per part)
 
     @property
     def interrupted(self) -> bool:
@@ -72,18 +73,35 @@ def started_settings(db: str | Path) -> BoostSettings | None:
 def train(db: str | Path, labels: Sequence[str] | None = None, settings: BoostSettings = BoostSettings(),
           rule: StopRule = StopRule(), jobs: int = 1, should_stop: Callable[[], bool] = lambda: False,
           on_iteration: Callable[[str, IterationResult], object] | None = None,
-          on_poll: Callable[[], object] | None = None) -> TrainSummary:
+          on_poll: Callable[[], object] | None = None, dask: str | None = None,
+          batch_iterations: int = 50, batch_seconds: float = 1.0) -> TrainSummary:
     """Train ``labels`` (default: all) until ``rule`` (default: the Θ floor); resumable at any point.
 
     A label another live trainer holds is left to it (``summary.refused``); the others are trained
     here, so two trainers started side by side share the work. A damaged file is refused before
-    anything is written.
+    anything is written. With ``dask`` (``local:N`` or a scheduler address) the labels are computed on
+    Dask workers and committed here (:mod:`clparse.train.cluster`), in batches of at most
+    ``batch_iterations`` iterations or ``batch_seconds`` seconds of work.
     """
+    if dask is not None:
+        from clparse.train.cluster import check_address, require_dask
+
+        check_address(dask)
+        require_dask()  # one line on how to install it, before the database is touched
     quick_check(db)
     chosen, rule = resolve(db, labels, rule, settings)
     summary = TrainSummary(rule)
     if jobs < 1:
         raise ConfigurationError(f"--jobs must be at least 1, got {jobs}")
+    if dask is not None:
+        from clparse.train.cluster import train_on_cluster
+
+        pending = _settle_finished(db, chosen, settings, rule, should_stop, summary)
+        if pending:
+            summary.cluster = train_on_cluster(db, pending, settings, rule, dask, should_stop, on_poll, summary,
+                                               batch_iterations, batch_seconds)
+        checkpoint_wal(db)
+        return summary
     if jobs == 1:
         for label in chosen:
             if should_stop():
@@ -118,18 +136,27 @@ def _finished(store: TrainingStore, label: str, rule: StopRule) -> bool:
         state.state is not None and rule.reached(state.iteration, state.theta, store.splits(label)) is not None)
 
 
+def _settle_finished(db: str | Path, labels: list[str], settings: BoostSettings, rule: StopRule,
+                     should_stop: Callable[[], bool], summary: TrainSummary) -> list[str]:
+    """Settle here the labels already done (a worker would start for nothing); the others, in order."""
+    store = TrainingStore(db)
+    pending = []
+    for label in labels:
+        if _finished(store, label, rule):
+            _train_here(db, label, settings, rule, should_stop, None, summary)
+        else:
+            pending.append(label)
+    store.close()
+    return pending
+
+
 def _train_parallel(db: str | Path, labels: list[str], settings: BoostSettings, rule: StopRule, jobs: int,
                     should_stop: Callable[[], bool], on_poll: Callable[[], object] | None,
                     summary: TrainSummary) -> None:
     from clparse.train.worker import run
 
+    pending = _settle_finished(db, labels, settings, rule, should_stop, summary)
     store = TrainingStore(db)
-    pending = []
-    for label in labels:  # a label already done is settled here: a worker would start for nothing
-        if _finished(store, label, rule):
-            _train_here(db, label, settings, rule, should_stop, None, summary)
-        else:
-            pending.append(label)
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
     running: dict[Any, tuple[str, Any]] = {}  # sentinel -> (label, process)

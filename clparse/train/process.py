@@ -9,13 +9,25 @@ from datetime import datetime
 from pathlib import Path
 
 
-def claim_note() -> str:
-    """What a trainer writes into its label's ``message`` when it claims it: host and pid."""
-    return f"training on {socket.gethostname()} as pid {os.getpid()}"
+WORKER_NOTE = ", on dask worker "
+
+
+def claim_note(worker: str | None = None) -> str:
+    """What a trainer writes into its label's ``message`` when it claims it: host and pid, and for
+    ``--dask`` the worker that computes the label (the host and pid are the coordinator's, which
+    commits)."""
+    note = f"training on {socket.gethostname()} as pid {os.getpid()}"
+    return note if worker is None else f"{note}{WORKER_NOTE}{worker}"
+
+
+def claim_worker(message: str | None) -> str | None:
+    """The dask worker named in a claim note, if any."""
+    match = re.fullmatch(r"training on \S+ as pid \d+" + re.escape(WORKER_NOTE) + r"(\S+)", message or "")
+    return match.group(1) if match else None
 
 
 def _claim_host(message: str | None) -> str | None:
-    match = re.fullmatch(r"training on (\S+) as pid \d+", message or "")
+    match = re.fullmatch(r"training on (\S+) as pid \d+(?:" + re.escape(WORKER_NOTE) + r"\S+)?", message or "")
     return match.group(1) if match else None
 
 

@@ -20,10 +20,11 @@ class LabelStatus:
     state: str  # pending (never trained) or a label_training state; "training?" when its process is gone
     updated_at: str | None
     message: str | None
+    worker: str | None = None  # the dask worker computing the label (``train --dask``), while it trains
 
 
 def label_status(db: str | Path) -> list[LabelStatus]:
-    from clparse.train.process import trainer_alive
+    from clparse.train.process import claim_worker, trainer_alive
 
     with Database(db, readonly=True) as database:
         rows = TrainingStore(database).status_rows()
@@ -33,7 +34,8 @@ def label_status(db: str | Path) -> list[LabelStatus]:
             state = "pending"
         elif state == "training" and not trainer_alive(pid, updated, message):
             state, message = "interrupted", "its process is gone (killed?); run `clparse train` to resume"
-        out.append(LabelStatus(name, iteration or 0, theta, splits or 0, loss, eps, state, updated, message))
+        worker = claim_worker(message) if state == "training" else None
+        out.append(LabelStatus(name, iteration or 0, theta, splits or 0, loss, eps, state, updated, message, worker))
     return out
 
 
@@ -45,7 +47,7 @@ def format_status(rows: list[LabelStatus]) -> str:
         loss = "" if r.loss is None else f"{r.loss:.6g}"
         eps = "" if r.examples_per_second is None else f"{r.examples_per_second:,.0f}"
         lines.append(f"{r.label:<8} {r.iteration:>6} {theta:>10} {r.splits:>7} {loss:>12} {eps:>10}  "
-                     f"{r.state:<11} {r.updated_at or ''}")
+                     f"{r.state:<11} {r.updated_at or ''}" + (f"  on {r.worker}" if r.worker else ""))
     total_splits = sum(r.splits for r in rows)
     lines.append(f"{len(rows)} labels, {sum(r.iteration for r in rows)} trees, {total_splits} splits")
     return "\n".join(lines)

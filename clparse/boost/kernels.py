@@ -40,3 +40,17 @@ def stream_indices(indices: np.ndarray) -> int:
     for p in range(indices.shape[0]):
         total += indices[p]
     return total
+
+
+@njit(cache=True, nogil=True)
+def ordered_dot(a: np.ndarray, b: np.ndarray) -> float:
+    """Σ a_i b_i added strictly in index order.
+
+    ``np.dot`` goes to BLAS, whose vector kernels may split the sum differently depending on where the
+    arrays start in memory (a margin vector decoded from a blob is not always 32-byte aligned), so the
+    same loss could differ in its last bits between a run and its resume.
+    """
+    total = 0.0
+    for i in range(a.shape[0]):
+        total += a[i] * b[i]
+    return total

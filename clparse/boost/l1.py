@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
+from clparse.boost.kernels import ordered_dot
 from clparse.boost.tree import GrownTree, Node, best_split, grow_levels
 
 BISECTION_STEPS = 80  # at most; a bracket of at most 64 reaches 1e-13 relative in about 45
@@ -49,7 +50,7 @@ def l1_confidence(y: np.ndarray, multiplicity: np.ndarray, margins: np.ndarray, 
     signed = y.astype(np.float64)
 
     def slope(kappa: float) -> float:  # d/dκ of the loss part: −Σ m y σ(−y(Q + κ))
-        return float(-np.dot(multiplicity * signed, expit(-signed * (margins + kappa))))
+        return -ordered_dot(multiplicity * signed, expit(-signed * (margins + kappa)))
 
     at_zero = -slope(0.0)  # W+ − W−
     if abs(at_zero) <= lam:

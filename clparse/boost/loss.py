@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
+from clparse.boost.kernels import ordered_dot
+
 LOSSES = ("logistic", "exponential")
 
 
@@ -29,7 +31,7 @@ def total_loss(loss: str, y: np.ndarray, multiplicity: np.ndarray, margins: np.n
     """Σ m_i L(y_i Q_i)."""
     z = y.astype(np.float64) * margins
     if loss == "logistic":
-        return float(np.dot(multiplicity, np.logaddexp(0.0, -z)))
+        return ordered_dot(multiplicity, np.logaddexp(0.0, -z))
     if loss == "exponential":
-        return float(np.dot(multiplicity, np.exp(-z)))
+        return ordered_dot(multiplicity, np.exp(-z))
     raise ValueError(f"unknown loss {loss!r}; choose one of {', '.join(LOSSES)}")

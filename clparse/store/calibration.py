@@ -23,7 +23,8 @@ class Calibrations:
     def find_or_create(self, digest: str, settings_json: str) -> int:
         """The calibration with this settings digest, created if new."""
         c = schema.calibrations
-        with self.db.transaction() as connection:
+        # immediate: two calibrations started together must not both miss the row and both insert it
+        with self.db.transaction(immediate=True) as connection:
             found = connection.execute(sa.select(c.c.id).where(c.c.settings_digest == digest)).scalar()
             if found is not None:
                 return int(found)

@@ -554,6 +554,8 @@ def _dask_address(ctx: click.Context, param: click.Parameter, value: str | None)
               help="Compute the labels on a Dask cluster (a scheduler's address, or local:N worker processes "
                    "here); this process alone writes the database. Needs pip install 'clparse[dask]'. See "
                    "docs/scale-out.md.")
+@click.option("--dask-batch", type=click.IntRange(min=1), default=50, show_default=True, metavar="N",
+              help="With --dask: a worker sends back at most N iterations (and about a second of work) at a time.")
 @click.option("--stumps", is_flag=True, help="Decision stumps (trees of depth 1, paper §3.4).")
 @click.option("--max-depth", type=click.IntRange(min=1), default=None, help="Cap the depth of every tree.")
 @click.option("--loss", type=click.Choice(["logistic", "exponential"]), default="logistic", show_default=True,
@@ -577,7 +579,7 @@ def _dask_address(ctx: click.Context, param: click.Parameter, value: str | None)
 @click.option("--sample-seed", type=int, default=None,
               help="Seed of the per-tree samples (default: the started run's, else 0).")
 def train_command(db: Path, labels: str | None, until_theta: float | None, max_iterations: int | None,
-                  max_splits: int | None, jobs: int, dask_address: str | None, stumps: bool, max_depth: int | None, loss: str,
+                  max_splits: int | None, jobs: int, dask_address: str | None, dask_batch: int, stumps: bool, max_depth: int | None, loss: str,
                   checkpoint_every: int, smoothing: float | None, tree_rule: str | None, sample: int | None,
                   sample_seed: int | None) -> None:
     """Boost each label's decision trees (paper §2.1.2-2.1.3), resumably.
@@ -636,7 +638,7 @@ def train_command(db: Path, labels: str | None, until_theta: float | None, max_i
         bar.poll(finished, {r.label: (r.iteration, r.theta) for r in rows if r.state == "training"})
 
     summary = train(db, chosen, settings, rule, jobs, should_stop=flag, on_iteration=show if bar.enabled else None,
-                    on_poll=poll if bar.enabled else None, dask=dask_address)
+                    on_poll=poll if bar.enabled else None, dask=dask_address, batch_iterations=dask_batch)
     bar.finish(sum(state not in ("paused", "refused") for state in summary.states.values()))
     from clparse.train import format_status, label_status
 

@@ -30,10 +30,10 @@ import numpy as np
 from clparse.errors import ClparseError, ConfigurationError, DatabaseError, LabelClaimedError
 
 if TYPE_CHECKING:  # the trainer is imported on first use: --dask's address is checked without it
-    from clparse.train.remote import Batch
     from clparse.boost.booster import BoostSettings
     from clparse.store.training import TrainingStore
     from clparse.train.parallel import TrainSummary
+    from clparse.train.remote import Batch
     from clparse.train.stopping import StopRule
 
 INSTALL = "--dask needs Dask's distributed scheduler: pip install 'clparse[dask]' (or pip install 'dask[distributed]')"
@@ -76,6 +76,7 @@ class ClusterStats:
     labels_shipped: int = 0  # label starts, resubmissions included
     bytes_to_workers: int = 0  # the scattered LabelJobs
     bytes_from_workers: int = 0  # the batches (rows, checkpoint and final margins)
+    margin_bytes: int = 0  # of which margin vectors (checkpoints, a label's final margins)
     batches: int = 0
     iterations: int = 0
     resubmitted: int = 0
@@ -86,11 +87,12 @@ class ClusterStats:
     per_label: dict[str, int] = field(default_factory=dict)  # label -> bytes of its (last) LabelJob
 
     def describe(self) -> str:
-        per_iteration = self.bytes_from_workers / self.iterations if self.iterations else 0.0
+        rows = self.bytes_from_workers - self.margin_bytes
+        per_iteration = rows / self.iterations if self.iterations else 0.0
         return (f"dask: {self.labels_shipped} label job(s) shipped ({self.bytes_to_workers / 1e6:,.1f} MB), "
                 f"{self.iterations} iterations received in {self.batches} batches "
-                f"({self.bytes_from_workers / 1e3:,.1f} kB, {per_iteration:,.0f} bytes per iteration), "
-                f"{self.resubmitted} resubmitted")
+                f"({self.bytes_from_workers / 1e3:,.1f} kB: {per_iteration:,.0f} bytes of rows per iteration, "
+                f"{self.margin_bytes / 1e3:,.1f} kB of margins), {self.resubmitted} resubmitted")
 
 
 @dataclass
@@ -256,7 +258,9 @@ class Coordinator:
             future = self.client.scatter(job, workers=[worker], hash=False)
             self.stats.ship_seconds += time.perf_counter() - started
         except Exception as exc:  # the worker (or the scheduler) went away meanwhile
-            self.requeue(label, pending, f"shipping to worker {worker} failed ({exc})")
+            self.workers.pop(worker, None)  # not chosen again before the scheduler is asked anew
+            self.seen = 0.0
+            self.requeue(label, pending, f"shipping to worker {worker} failed ({exc!r})")
             return
         del job
         self.stats.labels_shipped += 1
@@ -291,6 +295,8 @@ class Coordinator:
         batch: Batch = future.result()
         self.stats.batches += 1
         self.stats.bytes_from_workers += shipped_bytes(batch)
+        self.stats.margin_bytes += sum(m.nbytes for m in [r.margins for r in batch.records] + [batch.margins]
+                                       if m is not None)
         self.stats.worker_seconds += batch.seconds
         if batch.end is None and batch.records:
             self.submit(run, int(batch.records[-1].iteration["iteration"]))  # the worker goes on while we write
@@ -359,6 +365,8 @@ class Coordinator:
     def lost(self, run: Running, pending: list[str], why: str) -> None:
         """The label's worker is gone: start it again from its last committed iteration, on any worker."""
         self.drop(run)
+        self.workers.pop(run.worker, None)
+        self.seen = 0.0
         self.requeue(run.label, pending, why)
 
     def requeue(self, label: str, pending: list[str], why: str) -> None:

@@ -8,7 +8,6 @@ import socket
 from datetime import datetime
 from pathlib import Path
 
-
 WORKER_NOTE = ", on dask worker "
 
 

@@ -37,13 +37,18 @@ def summed_loss(loss: str, y: np.ndarray, multiplicity: np.ndarray, margins: np.
     raise ValueError(f"unknown loss {loss!r}")
 
 
-class TrainingBooster(Booster):
-    """The booster every trainer runs (local, ``--jobs``, ``--dask``): its loss is the same bits anywhere."""
+def with_summed_loss(booster: Booster) -> Booster:
+    """``booster`` (of any Booster class) reporting :func:`summed_loss`: every trainer (local, ``--jobs``,
+    ``--dask``) sets it on the instance, so the stored losses are the same bits anywhere. (Its proper
+    home is ``clparse.boost.loss.total_loss``; set on the instance, it leaves the class to the booster.)"""
 
-    def loss(self) -> float:
-        if self._loss is None:
-            self._loss = summed_loss(self.settings.loss, self.y, self.multiplicity, self.margins)
-        return self._loss
+    def loss() -> float:
+        if booster._loss is None:
+            booster._loss = summed_loss(booster.settings.loss, booster.y, booster.multiplicity, booster.margins)
+        return booster._loss
+
+    setattr(booster, "loss", loss)  # noqa: B010 (an instance attribute: step() calls self.loss())
+    return booster
 
 
 class StateLost(Exception):
@@ -90,11 +95,17 @@ class LabelJob:
     margins: np.ndarray  # Q after ``iteration`` trees (already replayed by the coordinator)
     booster: Booster | None = field(default=None, repr=False)  # built on the worker by the first batch
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Pickled only when shipped (no booster yet) or spilled to disk by a worker short of memory: the
+        # booster is not kept then, and the next batch finds the job behind and asks for a resubmission.
+        return {**self.__dict__, "booster": None}
+
     def start(self) -> Booster:
         if self.booster is None:
-            self.booster = TrainingBooster(self.indptr, self.indices, self.n_features, self.y, self.multiplicity,
-                                   BoostSettings.from_dict(self.settings), margins=self.margins,
-                                   iteration=self.iteration, theta=self.theta)
+            self.booster = with_summed_loss(Booster(
+                self.indptr, self.indices, self.n_features, self.y, self.multiplicity,
+                BoostSettings.from_dict(self.settings), margins=self.margins, iteration=self.iteration,
+                theta=self.theta))
         return self.booster
 
 

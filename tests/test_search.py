@@ -626,3 +626,51 @@ def test_partial_ranking_is_exactly_the_stable_sort(values: list[float]) -> None
 
     confidence = np.array(values, dtype=np.float64)
     assert list(_stable_descending(confidence)) == np.argsort(-confidence, kind="stable").tolist()
+
+
+# ------------------------------------------------------------- 6: the greedy incumbent (issue #13)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(2, 4), aggregator=st.sampled_from(AGGREGATORS),
+       make=st.sampled_from([child_model, span_model, coarse_model, grandchild_model]),
+       beam=st.sampled_from([2, 3, 10, HUGE]), max_pops=st.sampled_from([1, 2, 5, HUGE]))
+def test_the_incumbent_is_never_worse_than_greedy_and_changes_nothing_else(
+        seed: int, n: int, aggregator: str, make: Callable[[int], Model], beam: int, max_pops: int) -> None:
+    """With the incumbent the result is never worse than the greedy parse (even at a pop cap of 1);
+    where the search without it ended normally in a parse at least as good as greedy's, the result is
+    that same parse."""
+    model = make(seed)
+    _, confidences = greedy(leaves(n), FakeScorer(model))
+    greedy_key = key_of(aggregator, confidences)
+    with_it = search(leaves(n), FakeScorer(model), beam=beam, max_pops=max_pops, aggregator=aggregator)
+    without = search(leaves(n), FakeScorer(model), beam=beam, max_pops=max_pops, aggregator=aggregator,
+                     incumbent=False)
+    assert with_it.item is not None and with_it.score is not None
+    assert with_it.score.key <= greedy_key or keys_equal(aggregator, with_it.score.key, greedy_key)
+    assert keys_equal(aggregator, with_it.score.key, tree_score(aggregator, with_it.item, model).key)
+    assert without.score is not None
+    if not without.completed and (without.score.key <= greedy_key or keys_equal(aggregator, without.score.key,
+                                                                                 greedy_key)):
+        assert shape(with_it.item) == shape(without.item)  # type: ignore[arg-type]
+        assert with_it.score.key == without.score.key
+
+
+def test_at_the_pop_cap_the_greedy_parse_wins_when_the_completion_is_worse() -> None:
+    """Models (seeded) where completing the last popped state greedily is worse than parsing greedily
+    from the start: the search now returns the greedy parse there, and says so."""
+    won = 0
+    for seed in range(300):
+        model = coarse_model(seed)
+        _, confidences = greedy(leaves(4), FakeScorer(model))
+        greedy_key = key_of("maxmin", confidences)
+        without = search(leaves(4), FakeScorer(model), max_pops=3, incumbent=False)
+        assert without.score is not None
+        if not (without.completed and without.score.key > greedy_key
+                and not keys_equal("maxmin", without.score.key, greedy_key)):
+            continue
+        result = search(leaves(4), FakeScorer(model), max_pops=3)
+        assert result.score is not None and keys_equal("maxmin", result.score.key, greedy_key)
+        assert result.completed and "the greedy parse" in result.reason
+        won += 1
+    assert won >= 5, won  # the situation is common enough to be tested here

@@ -1,8 +1,8 @@
 """``clparse train --dask``: the labels are boosted on Dask workers, the database is written here only.
 
 This process (the coordinator) owns the database, as a local trainer does: it claims a label, loads
-its problem and resume state (margins replayed from the last checkpoint), and scatters them to one
-worker as a :class:`~clparse.train.remote.LabelJob`. It then asks that worker for batches of
+its problem and resume state (margins replayed from the last checkpoint; in a loader thread, one label
+at a time, so commits go on meanwhile), and scatters them to one worker as a :class:`~clparse.train.remote.LabelJob`. It then asks that worker for batches of
 iterations (:func:`~clparse.train.remote.advance`; the next batch is requested before the current one
 is committed, so the worker is not idle while the coordinator writes) and commits every returned
 iteration in its own transaction, the same rows and checkpoints a local run writes, applying the stop
@@ -16,6 +16,7 @@ takes them over, as after any kill. Dask is imported only here (``pip install 'c
 
 from __future__ import annotations
 
+import concurrent.futures
 import pickle
 import re
 import time
@@ -97,16 +98,34 @@ class ClusterStats:
 
 @dataclass
 class Running:
-    """A label being computed on a worker: its futures and what is committed of it."""
+    """A label being loaded for a worker or computed on it: its futures and what is committed of it."""
 
     label: str
     worker: str
-    job: Any  # the scattered LabelJob's future
-    batch: Any | None  # the batch in flight
-    committed: int  # last committed iteration
-    stored: int  # the iteration whose margins label_training holds
-    splits: int
+    loading: concurrent.futures.Future[Shipped] | None = None  # loading and scattering, in the loader thread
+    job: Any = None  # the scattered LabelJob's future
+    batch: Any | None = None  # the batch in flight
+    committed: int = 0  # last committed iteration
+    stored: int = 0  # the iteration whose margins label_training holds
+    splits: int = 0
     batches: int = 0
+
+
+@dataclass
+class Shipped:
+    """A label's job on its worker, and the committed state it starts from."""
+
+    job: Any
+    committed: int
+    stored: int
+    splits: int
+    size: int
+    load_seconds: float
+    ship_seconds: float
+
+
+class ShipError(Exception):
+    """Scattering a label's job failed: its worker (or the scheduler) went away meanwhile."""
 
 
 def connect(address: str) -> tuple[Any, Callable[[], None]]:
@@ -153,6 +172,9 @@ class Coordinator:
         self.losses: dict[str, int] = {}
         self.workers: dict[str, int] = {}  # address -> threads
         self.seen = 0.0  # when the worker list was last fetched
+        # Labels are loaded and shipped one at a time (the coordinator's memory holds one label's arrays),
+        # in a thread, so the labels already on workers go on committing meanwhile (minutes on a large run).
+        self.loader = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="clparse-load")
         self.damaged = False
 
     # ------------------------------------------------------------------ the loop
@@ -170,17 +192,22 @@ class Coordinator:
                 for run in [r for r in self.running.values() if r.worker not in self.workers]:
                     self.lost(run, pending, f"worker {run.worker} left the cluster")
                 while pending and (worker := self.free_worker()) is not None:
-                    self.start(pending.pop(0), worker, pending)
+                    self.start(pending.pop(0), worker)
                 futures = [r.batch for r in self.running.values() if r.batch is not None]
+                loading = [r.loading for r in self.running.values() if r.loading is not None]
                 if futures:
                     try:
                         distributed.wait(futures, timeout=0.5, return_when="FIRST_COMPLETED")
                     except Exception:  # a timeout, or futures cancelled by a lost worker: looked at below
                         pass
+                elif loading:
+                    concurrent.futures.wait(loading, timeout=0.5)
                 else:
                     time.sleep(0.5)  # waiting for workers to join
                 for run in list(self.running.values()):
-                    if run.batch is not None and run.batch.done():
+                    if run.loading is not None and run.loading.done():
+                        self.shipped(run, pending)
+                    elif run.batch is not None and run.batch.done():
                         self.receive(run, pending)
                 if on_poll is not None:
                     on_poll()
@@ -195,6 +222,7 @@ class Coordinator:
                                                          "`clparse train` again to resume")
                     except Exception:  # e.g. a full disk: the claim then reads as dead, and resumes
                         pass
+            self.loader.shutdown(wait=False, cancel_futures=True)
             self.store.close()
         self.stats.workers = len(self.workers)
         return self.stats
@@ -217,12 +245,10 @@ class Coordinator:
 
     # ------------------------------------------------------------------ one label
 
-    def start(self, label: str, worker: str, pending: list[str]) -> None:
-        """Claim ``label``, load its problem and state here, ship them to ``worker``, ask for a first batch."""
+    def start(self, label: str, worker: str) -> None:
+        """Claim ``label`` for ``worker`` and have the loader thread load and ship it (:meth:`ship`)."""
         from clparse.train.label import checked_state
         from clparse.train.process import claim_note, trainer_alive
-        from clparse.train.remote import LabelJob
-        from clparse.train.weights import current_margins
 
         store = self.store
         try:
@@ -237,37 +263,62 @@ class Coordinator:
         except ClparseError as exc:
             self.summary.states[label], self.summary.failures[label] = "failed", str(exc)
             return
+        run = Running(label, worker)
+        run.loading = self.loader.submit(self.ship, label, worker)
+        self.running[label] = run
+
+    def ship(self, label: str, worker: str) -> Shipped:
+        """In the loader thread: the label's problem and resume state, scattered to ``worker``."""
+        from clparse.store.training import TrainingStore
+        from clparse.train.label import checked_state
+        from clparse.train.remote import LabelJob
+        from clparse.train.weights import current_margins
+
+        started = time.perf_counter()
+        store = TrainingStore(self.db)  # its own handle: the main thread's commits go on meanwhile
         try:
-            started = time.perf_counter()
             problem = store.load_problem(label)
             state = checked_state(store, label, self.settings)
             margins = current_margins(store, label, state, problem)
             splits = store.splits(label)
-            job = LabelJob(label, problem.indptr, problem.indices, problem.n_features, problem.y,
-                           problem.multiplicity, self.settings.to_dict(),
-                           (self.rule.until_theta, self.rule.max_iterations, self.rule.max_splits),
-                           state.iteration, state.theta, splits, margins)
-            del problem, margins
-            size = shipped_bytes(job)
-            self.stats.load_seconds += time.perf_counter() - started
-        except Exception as exc:
-            self.fail(label, exc)
-            return
+        finally:
+            store.close()
+        job = LabelJob(label, problem.indptr, problem.indices, problem.n_features, problem.y, problem.multiplicity,
+                       self.settings.to_dict(), (self.rule.until_theta, self.rule.max_iterations,
+                                                 self.rule.max_splits),
+                       state.iteration, state.theta, splits, margins)
+        del problem, margins
+        size = shipped_bytes(job)
+        loaded = time.perf_counter()
         try:
-            started = time.perf_counter()
             future = self.client.scatter(job, workers=[worker], hash=False)
-            self.stats.ship_seconds += time.perf_counter() - started
-        except Exception as exc:  # the worker (or the scheduler) went away meanwhile
-            self.workers.pop(worker, None)  # not chosen again before the scheduler is asked anew
+        except Exception as exc:
+            raise ShipError(f"shipping to worker {worker} failed ({exc!r})") from exc
+        return Shipped(future, state.iteration, state.margins_iteration, splits, size, loaded - started,
+                       time.perf_counter() - loaded)
+
+    def shipped(self, run: Running, pending: list[str]) -> None:
+        """A label's load ended: ask its worker for a first batch, or handle the failure."""
+        assert run.loading is not None
+        loading, run.loading = run.loading, None
+        try:
+            done = loading.result()
+        except ShipError as exc:  # the worker (or the scheduler) went away meanwhile
+            self.running.pop(run.label, None)
+            self.workers.pop(run.worker, None)  # not chosen again before the scheduler is asked anew
             self.seen = 0.0
-            self.requeue(label, pending, f"shipping to worker {worker} failed ({exc!r})")
+            self.requeue(run.label, pending, str(exc))
             return
-        del job
+        except Exception as exc:
+            self.running.pop(run.label, None)
+            self.fail(run.label, exc)
+            return
+        run.job, run.committed, run.stored, run.splits = done.job, done.committed, done.stored, done.splits
+        self.stats.load_seconds += done.load_seconds
+        self.stats.ship_seconds += done.ship_seconds
         self.stats.labels_shipped += 1
-        self.stats.bytes_to_workers += size
-        self.stats.per_label[label] = size
-        run = Running(label, worker, future, None, state.iteration, state.margins_iteration, splits)
-        self.running[label] = run
+        self.stats.bytes_to_workers += done.size
+        self.stats.per_label[run.label] = done.size
         self.submit(run, run.committed)
 
     def submit(self, run: Running, expected: int) -> None:
@@ -355,6 +406,8 @@ class Coordinator:
     def drop(self, run: Running) -> None:
         """Forget the label's futures (the worker frees its data) and its place in the running set."""
         self.running.pop(run.label, None)
+        if run.loading is not None:
+            run.loading.cancel()  # a load under way finishes; its scattered job is then dropped
         futures = [f for f in (run.batch, run.job) if f is not None]
         run.batch = None
         try:

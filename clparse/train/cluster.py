@@ -218,8 +218,8 @@ class Coordinator:
                 self.drop(run)
                 if not self.damaged:
                     try:
-                        self.finish(run.label, "paused", f"interrupted after iteration {run.committed}; run "
-                                                         "`clparse train` again to resume")
+                        where = "" if run.job is None else f" after iteration {run.committed}"  # None: loading
+                        self.finish(run.label, "paused", f"interrupted{where}; run `clparse train` again to resume")
                     except Exception:  # e.g. a full disk: the claim then reads as dead, and resumes
                         pass
             self.loader.shutdown(wait=False, cancel_futures=True)

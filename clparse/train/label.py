@@ -14,7 +14,7 @@ from clparse.boost.booster import Booster, BoostSettings, IterationResult
 from clparse.errors import ConfigurationError
 from clparse.store.training import StoredState, TrainingStore
 from clparse.train.process import claim_note, pid_alive, trainer_alive
-from clparse.train.remote import examples_per_second, iteration_rows, with_summed_loss
+from clparse.train.remote import examples_per_second, iteration_rows
 from clparse.train.stopping import StopRule
 from clparse.train.weights import current_margins
 
@@ -56,9 +56,8 @@ def train_label(db: str | Path, label: str, settings: BoostSettings, rule: StopR
         problem = store.load_problem(label)
         state = checked_state(store, label, settings)
         margins = current_margins(store, label, state, problem)  # replays the trees after the stored margins
-        booster = with_summed_loss(Booster(problem.indptr, problem.indices, problem.n_features, problem.y,
-                                           problem.multiplicity, settings, margins=margins,
-                                           iteration=state.iteration, theta=state.theta))
+        booster = Booster(problem.indptr, problem.indices, problem.n_features, problem.y, problem.multiplicity,
+                          settings, margins=margins, iteration=state.iteration, theta=state.theta)
         del problem, margins
         stored = state.margins_iteration  # the iteration whose margins label_training holds
 

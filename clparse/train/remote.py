@@ -21,36 +21,6 @@ if TYPE_CHECKING:
     from clparse.boost.booster import IterationResult
 
 
-def summed_loss(loss: str, y: np.ndarray, multiplicity: np.ndarray, margins: np.ndarray) -> float:
-    """Σ m_i L(y_i Q_i), added by numpy's pairwise sum.
-
-    ``clparse.boost.loss.total_loss`` takes a BLAS dot product, whose bits depend on how many BLAS
-    threads the process has (all cores in a local trainer, one in a Dask worker, whose nanny sets
-    OPENBLAS_NUM_THREADS=1): the stored losses would then differ between machines and between
-    ``--jobs`` and ``--dask`` in their last bits. A pairwise sum is the same on any thread count.
-    """
-    z = y.astype(np.float64) * margins
-    if loss == "logistic":
-        return float(np.add.reduce(multiplicity * np.logaddexp(0.0, -z)))
-    if loss == "exponential":
-        return float(np.add.reduce(multiplicity * np.exp(-z)))
-    raise ValueError(f"unknown loss {loss!r}")
-
-
-def with_summed_loss(booster: Booster) -> Booster:
-    """``booster`` (of any Booster class) reporting :func:`summed_loss`: every trainer (local, ``--jobs``,
-    ``--dask``) sets it on the instance, so the stored losses are the same bits anywhere. (Its proper
-    home is ``clparse.boost.loss.total_loss``; set on the instance, it leaves the class to the booster.)"""
-
-    def loss() -> float:
-        if booster._loss is None:
-            booster._loss = summed_loss(booster.settings.loss, booster.y, booster.multiplicity, booster.margins)
-        return booster._loss
-
-    setattr(booster, "loss", loss)  # noqa: B010 (an instance attribute: step() calls self.loss())
-    return booster
-
-
 class StateLost(Exception):
     """The worker does not hold the label's state at the expected iteration (it was restarted or the
     job's data were moved): the coordinator resubmits the label from its last committed iteration."""
@@ -102,10 +72,10 @@ class LabelJob:
 
     def start(self) -> Booster:
         if self.booster is None:
-            self.booster = with_summed_loss(Booster(
+            self.booster = Booster(
                 self.indptr, self.indices, self.n_features, self.y, self.multiplicity,
                 BoostSettings.from_dict(self.settings), margins=self.margins, iteration=self.iteration,
-                theta=self.theta))
+                theta=self.theta)
         return self.booster
 
 

@@ -118,7 +118,7 @@ def full_length(args: argparse.Namespace) -> None:
         print(f"prepare: {time.perf_counter() - start:.0f} s wall (target <= 1200 s), peak memory {peak:.2f} GB "
               f"(target <= 12), database {size:.2f} GB (target <= 12)")
     else:
-        print(f"prepare: reused {args.db} ({size:.2f} GB); its generation took {summary.seconds:.0f} s when made")
+        print(f"prepare: reused {args.db} ({size:.2f} GB; its own timing is in the runs table)")
     trained(args)
     print("training time in all (every label, every call): "
           f"{training_seconds(args.db) / 3600:.2f} h of label-process time over --jobs {args.jobs} "

@@ -63,11 +63,13 @@ class Models:
                 ~schema.labels.c.id.in_(sa.select(lt.c.label_id)))).scalar_one()
         return values, floors, int(unstarted)
 
-    def trees(self, label: str, up_to: int | None = None) -> list[list[NodeRow]]:
-        """A label's stored trees 1..up_to, each as node rows in node order (``Forest.from_trees`` takes them)."""
+    def trees(self, label: str, up_to: int | None = None, after: int = 0) -> list[list[NodeRow]]:
+        """A label's stored trees after+1..up_to, each as node rows in node order (``Forest.from_trees`` takes them)."""
         lb, tn = schema.labels, schema.tree_nodes
         query = sa.select(tn.c.iteration, tn.c.feature_id, tn.c.true_child, tn.c.false_child, tn.c.confidence
                           ).select_from(tn.join(lb, lb.c.id == tn.c.label_id)).where(lb.c.name == label)
+        if after > 0:
+            query = query.where(tn.c.iteration > after)
         if up_to is not None:
             query = query.where(tn.c.iteration <= up_to)
         out: dict[int, list[NodeRow]] = {}

@@ -270,19 +270,8 @@ class TrainingStore:
 
     def trees(self, label: str, up_to: int | None = None, after: int = 0) -> list[list[NodeRow]]:
         """The stored trees after+1..up_to of a label as node rows (see :meth:`Models.trees`)."""
-        label_id = self.label_id(label)  # an unknown label is refused with the labels named
-        if after <= 0:
-            return Models(self.db).trees(label, up_to)
-        tn = schema.tree_nodes  # the same rows as Models.trees, from a later first tree
-        query = sa.select(tn.c.iteration, tn.c.feature_id, tn.c.true_child, tn.c.false_child, tn.c.confidence
-                          ).where(tn.c.label_id == label_id, tn.c.iteration > after)
-        if up_to is not None:
-            query = query.where(tn.c.iteration <= up_to)
-        out: dict[int, list[NodeRow]] = {}
-        with self.db.reading() as connection:
-            for iteration, *node in connection.execute(query.order_by(tn.c.iteration, tn.c.node)):
-                out.setdefault(int(iteration), []).append((node[0], node[1], node[2], node[3]))
-        return [out[k] for k in sorted(out)]
+        self.label_id(label)  # an unknown label is refused with the labels named
+        return Models(self.db).trees(label, up_to, after)
 
     def status_rows(self) -> list[tuple[Any, ...]]:
         """Per label, in name order: (name, iteration, theta, splits, loss, examples/s, state, updated_at,

@@ -37,6 +37,7 @@ SLOTS = {"jobs1": 1, "jobs2": 2, "local2": 2, "processes": 2}
 TIMING = {"seconds", "search_seconds", "finished_at"}
 DASK_LINE = re.compile(r"dask: (\d+) label job\(s\) shipped \(([\d,.]+) MB\), (\d+) iterations received in (\d+) "
                        r"batches \(([\d,.]+) kB: ([\d,.]+) bytes of rows per iteration, ([\d,.]+) kB of margins\)")
+RESUBMITTED = re.compile(r"kB of margins\), (\d+) resubmitted")
 
 
 def rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
@@ -111,6 +112,9 @@ def run_mode(mode: str, prepared: Path, directory: Path, train_args: list[str]) 
         out.update(jobs=int(jobs), shipped_mb=float(mb.replace(",", "")), batches=int(batches),
                    received_kb=float(kb.replace(",", "")), row_bytes=float(per_iteration.replace(",", "")),
                    margin_kb=float(margin_kb.replace(",", "")))
+    resubmitted = RESUBMITTED.search(done.stderr)
+    if resubmitted:
+        out["resubmitted"] = int(resubmitted.group(1))
     return out
 
 
@@ -139,18 +143,20 @@ def main() -> None:
         directory = args.out or Path(temporary)
         directory.mkdir(parents=True, exist_ok=True)
         prepared = prepare_sample(directory) if args.sample else args.db
+        if not prepared.exists():
+            sys.exit(f"scale_out.py: {prepared} does not exist: prepare it first (python benchmarks/prepare.py)")
         train_args = ["--max-iterations", str(args.max_iterations)]
         if args.labels:
             train_args += ["--labels", args.labels]
         results = [run_mode(mode, prepared, directory, train_args) for mode in args.modes.split(",")]
     reference = next((r["digest"] for r in results if r["mode"] == "jobs1"), None)
     print(f"| mode | wall s | iterations | compute s | overhead ms/iteration | label jobs shipped | MB shipped "
-          f"| rows B/iteration | margins kB | = --jobs 1 |\n|{'---|' * 10}")
+          f"| rows B/iteration | margins kB | resubmitted | = --jobs 1 |\n|{'---|' * 11}")
     for r in results:
         same = "" if reference is None else ("yes" if r["digest"] == reference else "**no**")
         print(f"| {r['mode']}{'' if r['status'] == 0 else ' (failed)'} | {r['wall']:.1f} | {r['iterations']} "
               f"| {r['compute']:.1f} | {1000 * r['overhead']:.1f} | {r.get('jobs', '')} | {r.get('shipped_mb', '')} "
-              f"| {r.get('row_bytes', '')} | {r.get('margin_kb', '')} | {same} |")
+              f"| {r.get('row_bytes', '')} | {r.get('margin_kb', '')} | {r.get('resubmitted', '')} | {same} |")
 
 
 if __name__ == "__main__":

@@ -36,8 +36,8 @@ BIN = Path(sys.executable).parent
 SLOTS = {"jobs1": 1, "jobs2": 2, "local2": 2, "processes": 2}
 TIMING = {"seconds", "search_seconds", "finished_at"}
 DASK_LINE = re.compile(r"dask: (\d+) label job\(s\) shipped \(([\d,.]+) MB\), (\d+) iterations received in (\d+) "
-                       r"batches \(([\d,.]+) kB: ([\d,.]+) bytes of rows per iteration, ([\d,.]+) kB of margins\)")
-RESUBMITTED = re.compile(r"kB of margins\), (\d+) resubmitted")
+                       r"batches \(([\d,.]+) kB: ([\d,.]+) bytes of rows per iteration, ([\d,.]+) kB of margins\), "
+                       r"(\d+) resubmitted")
 
 
 def rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
@@ -108,13 +108,10 @@ def run_mode(mode: str, prepared: Path, directory: Path, train_args: list[str]) 
     out["overhead"] = (wall * SLOTS[mode] - compute) / iterations if iterations else float("nan")
     match = DASK_LINE.search(done.stderr)
     if match:
-        jobs, mb, _, batches, kb, per_iteration, margin_kb = match.groups()
+        jobs, mb, _, batches, kb, per_iteration, margin_kb, resubmitted = match.groups()
         out.update(jobs=int(jobs), shipped_mb=float(mb.replace(",", "")), batches=int(batches),
                    received_kb=float(kb.replace(",", "")), row_bytes=float(per_iteration.replace(",", "")),
-                   margin_kb=float(margin_kb.replace(",", "")))
-    resubmitted = RESUBMITTED.search(done.stderr)
-    if resubmitted:
-        out["resubmitted"] = int(resubmitted.group(1))
+                   margin_kb=float(margin_kb.replace(",", "")), resubmitted=int(resubmitted))
     return out
 
 

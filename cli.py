@@ -438,7 +438,7 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], ma
 
 def _features(context: int, templates: tuple[str, ...]) -> Any:
     """The feature templates of ``prepare --template``: all richer ones unless some (or ``none``) are named."""
-    from clparse.examples.features import RICHER, FeatureConfig
+    from clparse.features.space import RICHER, FeatureConfig
 
     if not templates:
         return FeatureConfig(context=context)

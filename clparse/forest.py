@@ -9,7 +9,7 @@ Examples are rows of a CSR matrix with sorted feature ids. :meth:`Forest.accumul
 row's margin the leaf value of every tree in order, one addition per tree: exactly the additions
 boosting made, so replayed margins and parser confidences are bit-identical to the trainer's.
 The parser's scorer walks the same arrays against a presence vector instead of a sorted row; that
-walk sits in :mod:`clparse.examples.kernel` beside the feature kernel it is fused with (numba's disk
+walk sits in :mod:`clparse.features.kernel` beside the feature kernel it is fused with (numba's disk
 cache is invalidated only by a change to the defining file), and a parity test holds it to
 :meth:`Forest.accumulate`.
 """

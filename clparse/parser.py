@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from clparse.errors import ConfigurationError
-from clparse.examples.state import leaf_items
+from clparse.features.state import leaf_items
 from clparse.preprocess.pipeline import PreprocessConfig, preprocess_tree
 from clparse.read.ptb import format_tree
 from clparse.read.tree import Tree

@@ -1,18 +1,18 @@
 """Reference feature extraction in plain Python: the test oracle for the compiled kernels.
 
-This was clparse's extractor before the features were compiled (clparse.examples.kernel); it
+This was clparse's extractor before the features were compiled (clparse.features.kernel); it
 stays here, unchanged, as an independent statement of Tables 1-2: the parity tests check that the
 kernels give exactly its feature sets and its first-seen id order.
 
-The templates are described in clparse.examples.features and docs/examples.md.
+The templates are described in clparse.features.space and docs/examples.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from clparse.examples.features import NONE, PROPERTIES, FeatureConfig
-from clparse.examples.state import Item
+from clparse.features.space import NONE, PROPERTIES, FeatureConfig
+from clparse.features.state import Item
 
 FeatureKey = tuple[str, str, str, str]
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from clparse.examples.features import FeatureConfig
+from clparse.features.space import FeatureConfig
 from clparse.examples.generate import ExampleGenerator as CompiledGenerator
 from clparse.examples.generate import GenerationReport, Inference, walk_path
-from clparse.examples.state import Item, Oracle, allowed_labels, leaf_items
-from clparse.examples.symbols import CandidateRules, SymbolTable
+from clparse.features.state import Item, Oracle, allowed_labels, leaf_items
+from clparse.features.symbols import CandidateRules, SymbolTable
 from clparse.preprocess.heads import head_child_index
 from clparse.read.tree import Tree
 from tests.reference_features import FeatureDictionary, FeatureExtractor

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from clparse.examples.state import Item, allowed_labels
+from clparse.features.state import Item, allowed_labels
 from clparse.preprocess.heads import head_child_index
 from clparse.rebuild.model import ParserModel
 from tests.reference_features import FeatureDictionary, FeatureExtractor, FeatureKey

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from clparse.examples.features import FeatureConfig
+from clparse.features.space import FeatureConfig
 from clparse.examples.generate import ExampleGenerator
-from clparse.examples.items import ItemTable
-from clparse.examples.state import Item, build, leaf_items
+from clparse.features.items import ItemTable
+from clparse.features.state import Item, build, leaf_items
 from clparse.forest import Forest
 from clparse.preprocess import Preprocessed, Vocabulary
 from clparse.rebuild.model import LabelEnsemble, ParserModel

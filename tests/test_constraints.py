@@ -16,10 +16,10 @@ from hypothesis import given, settings
 
 from clparse.data import sample_path
 from clparse.errors import ConfigurationError
-from clparse.examples.features import FeatureConfig
+from clparse.features.space import FeatureConfig
 from clparse.examples.generate import ExampleGenerator, obeys_constraints
 from clparse.examples.prepare import PrepareSettings
-from clparse.examples.state import leaf_items
+from clparse.features.state import leaf_items
 from clparse.preprocess import PreprocessConfig, Vocabulary, preprocess_tree, preprocess_treebank
 from clparse.read import Tree, parse_tree, read_trees
 from clparse.search import search

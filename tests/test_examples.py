@@ -7,8 +7,8 @@ from dataclasses import replace
 import numpy as np
 from hypothesis import given, settings
 
-from clparse.examples.describe import candidate_features
-from clparse.examples.features import FeatureConfig
+from clparse.features.describe import candidate_features
+from clparse.features.space import FeatureConfig
 from clparse.examples.generate import (
     ExampleGenerator,
     item_to_tree,
@@ -16,7 +16,7 @@ from clparse.examples.generate import (
     remove_duplicate_brackets,
     replay,
 )
-from clparse.examples.state import Oracle, build, candidates, leaf_items
+from clparse.features.state import Oracle, build, candidates, leaf_items
 from clparse.preprocess import preprocess_tree
 from clparse.read import Tree, format_tree, parse_tree
 from tests.strategies import trees
@@ -173,7 +173,7 @@ def test_richer_templates_of_a_hand_worked_state() -> None:
 
 
 def test_length_buckets() -> None:
-    from clparse.examples.kernel import count_bucket
+    from clparse.features.kernel import count_bucket
 
     assert [count_bucket(k) for k in (1, 4, 5, 6, 7, 9, 10, 14, 15, 24, 25, 90)] == \
         ["1", "4", "5-6", "5-6", "7-9", "7-9", "10-14", "10-14", "15-24", "15-24", "25+", "25+"]

@@ -23,12 +23,12 @@ from hypothesis import strategies as st
 from clparse.calibrate.run import dev_trees
 from clparse.data import sample_path
 from clparse.examples.data import TrainingData
-from clparse.examples.features import FeatureConfig
+from clparse.features.space import FeatureConfig
 from clparse.examples.generate import ExampleGenerator
-from clparse.examples.items import ItemTable
-from clparse.examples.kernel import head_index
-from clparse.examples.state import Item, build, leaf_items
-from clparse.examples.symbols import HeadTable, SymbolTable
+from clparse.features.items import ItemTable
+from clparse.features.kernel import head_index
+from clparse.features.state import Item, build, leaf_items
+from clparse.features.symbols import HeadTable, SymbolTable
 from clparse.preprocess import PreprocessConfig, Vocabulary, preprocess_treebank
 from clparse.preprocess.heads import HEAD_RULES, head_child_index
 from clparse.read import read_trees

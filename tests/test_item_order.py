@@ -23,10 +23,10 @@ from hypothesis import given, settings
 
 from clparse.data import sample_path
 from clparse.errors import ConfigurationError
-from clparse.examples.features import FeatureConfig
+from clparse.features.space import FeatureConfig
 from clparse.examples.generate import ExampleGenerator, Inference, random_path
 from clparse.examples.prepare import PrepareSettings, input_digest
-from clparse.examples.state import Item, Oracle, build, candidates, leaf_items
+from clparse.features.state import Item, Oracle, build, candidates, leaf_items
 from clparse.preprocess import PreprocessConfig, Vocabulary, preprocess_tree, preprocess_treebank
 from clparse.read import Tree, read_trees
 from clparse.search import search
@@ -172,7 +172,7 @@ def test_order_is_a_validated_setting_in_the_digest() -> None:
 def test_kernel_rule_on_hand_worked_frontier() -> None:
     """Frontier [a, NP(b c), d, VP(e f), g]: r2l allows spans starting at or before the NP (position 1);
     l2r allows spans ending at or after the VP (position 3)."""
-    from clparse.examples.kernel import order_limits
+    from clparse.features.kernel import order_limits
 
     nkids = np.array([0, 0, 0, 0, 0, 0, 0, 2, 2], dtype=np.int32)  # items 7, 8 are the phrases
     frontier = np.array([0, 7, 3, 8, 6], dtype=np.int32)

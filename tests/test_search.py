@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clparse.examples.state import Item, build, candidates, leaf_items
+from clparse.features.state import Item, build, candidates, leaf_items
 from clparse.preprocess.pipeline import ROOT_LABEL, RemovedToken
 from clparse.read.tree import Tree
 from clparse.search import search

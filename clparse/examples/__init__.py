@@ -1,1 +1,2 @@
-"""Step 3 of the pipeline: parser states, the correct-inference oracle, features, training examples."""
+"""Step 3 of the pipeline: training examples (the correct-inference oracle along bottom-up paths) and
+``prepare``, which stores them; the features they carry come from :mod:`clparse.features`."""

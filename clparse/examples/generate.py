@@ -5,7 +5,7 @@ its label, y = +1 if it is correct and -1 otherwise. Feature sets are stored
 once (identical sets share one *row*); each label keeps (row, y) pairs, which
 :meth:`ExampleSet.deduplicated` merges into multiplicities (exact: identical
 features and label always share a margin). The features of a whole state are
-computed by one compiled call (:mod:`clparse.examples.kernel`).
+computed by one compiled call (:mod:`clparse.features.kernel`).
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ import numpy as np
 from numba import types
 from numba.typed import Dict
 
-from clparse.examples.features import FeatureConfig, FeatureSpace
-from clparse.examples.items import ItemTable, WindowCache
-from clparse.examples.kernel import MAX_CONTEXT, row_capacity, state_examples
-from clparse.examples.state import Item, Oracle, build, leaf_items
-from clparse.examples.symbols import CandidateRules, HeadTable, SymbolTable
+from clparse.features.space import FeatureConfig, FeatureSpace
+from clparse.features.items import ItemTable, WindowCache
+from clparse.features.kernel import MAX_CONTEXT, row_capacity, state_examples
+from clparse.features.state import Item, Oracle, build, leaf_items
+from clparse.features.symbols import CandidateRules, HeadTable, SymbolTable
 from clparse.preprocess.pipeline import ROOT_LABEL
 from clparse.preprocess.transforms import PUNCTUATION_TAGS
 from clparse.read.tree import Tree
@@ -155,7 +155,7 @@ class ExampleSet:
     """Per label, the (row, y) of every example, merged into multiplicities batch by batch.
 
     Feature rows are shared by all labels and stored once: a row is identified by a 128-bit hash of
-    its sorted feature ids (:func:`~clparse.examples.kernel.row_hash`) and numbered in first-seen
+    its sorted feature ids (:func:`~clparse.features.kernel.row_hash`) and numbered in first-seen
     order; the rows themselves go to a sink as they are found. The candidates of the states are
     kept raw only until ``batch`` of them have arrived; then each label's share is reduced to its
     distinct (row, y) pairs with counts, so memory grows with the distinct examples, never with the
@@ -250,7 +250,7 @@ class GenerationReport:
 class ExampleGenerator:
     """Walks each training tree's random path and records every candidate as an example.
 
-    Features come from the compiled kernel (:func:`~clparse.examples.kernel.state_examples`), one
+    Features come from the compiled kernel (:func:`~clparse.features.kernel.state_examples`), one
     call per state; new feature rows go to ``sink`` as they are found.
     """
 

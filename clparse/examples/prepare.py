@@ -24,9 +24,9 @@ import numpy as np
 
 from clparse import __version__
 from clparse.errors import ConfigurationError, DatabaseError
-from clparse.examples.features import FeatureConfig, feature_text
+from clparse.features.space import FeatureConfig, feature_text
 from clparse.examples.generate import DEFAULT_BATCH, ExampleGenerator, GenerationReport
-from clparse.examples.symbols import ITEM_ORDERS
+from clparse.features.symbols import ITEM_ORDERS
 from clparse.preprocess import (
     PreprocessConfig,
     Preprocessed,

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from clparse.errors import ConfigurationError
-from clparse.examples.features import FeatureConfig, FeatureKey
+from clparse.features.space import FeatureConfig, FeatureKey
 from clparse.forest import Forest
 from clparse.preprocess.vocabulary import Vocabulary
 from clparse.store.calibration import Calibrations

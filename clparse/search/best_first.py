@@ -39,7 +39,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from clparse.examples.state import Item, build
+from clparse.features.state import Item, build
 from clparse.preprocess.pipeline import ROOT_LABEL
 from clparse.search.aggregate import Score, empty, extend
 from clparse.search.scorer import CandidateArrays

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from clparse.examples.state import Item
+from clparse.features.state import Item
 from clparse.preprocess.pipeline import ROOT_LABEL, RemovedToken
 from clparse.read.tree import Tree
 

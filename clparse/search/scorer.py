@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from clparse.examples.features import FeatureSpace
-from clparse.examples.items import ItemTable, WindowCache
-from clparse.examples.kernel import MAX_CONTEXT, candidate_rows, row_capacity, score_state
-from clparse.examples.state import Item
-from clparse.examples.symbols import CandidateRules, HeadTable, SymbolTable
+from clparse.features.space import FeatureSpace
+from clparse.features.items import ItemTable, WindowCache
+from clparse.features.kernel import MAX_CONTEXT, candidate_rows, row_capacity, score_state
+from clparse.features.state import Item
+from clparse.features.symbols import CandidateRules, HeadTable, SymbolTable
 from clparse.forest import Forest
 from clparse.preprocess.pipeline import ROOT_LABEL
 from clparse.rebuild.model import ParserModel

@@ -1,6 +1,6 @@
 """Binary features of a candidate inference (paper §2.1.4, Tables 1-2): settings, keys and ids.
 
-The features are computed by the compiled kernels of :mod:`clparse.examples.kernel`, the one
+The features are computed by the compiled kernels of :mod:`clparse.features.kernel`, the one
 implementation both ``prepare`` and the parser use; this module says what they are.
 
 Every feature asks "does item X have property P = v?". A feature is the
@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 
 from clparse.errors import ConfigurationError
-from clparse.examples.kernel import MAX_COUNT, N_SLOTS, count_bucket, slot_names
-from clparse.examples.symbols import SymbolTable
+from clparse.features.kernel import MAX_COUNT, N_SLOTS, count_bucket, slot_names
+from clparse.features.symbols import SymbolTable
 
 NONE = "<none>"
 PROPERTIES = ("label", "headtag", "headword")
@@ -98,7 +98,7 @@ def feature_text(key: FeatureKey) -> str:
 
 
 class FeatureSpace:
-    """Feature codes over one symbol table (see :mod:`clparse.examples.kernel`), and their ids.
+    """Feature codes over one symbol table (see :mod:`clparse.features.kernel`), and their ids.
 
     ``table[code]`` is a feature's id (-1: none yet); ``keys[id]`` its code. ``prepare`` assigns ids
     as features are first met (:meth:`assign`); the parser builds the table from the stored keys

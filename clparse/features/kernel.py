@@ -5,8 +5,8 @@ A feature is coded as an integer before it is given a stored id::
     code = (slot * 3 + property) * V + value      (V: size of the code space's symbol table)
 
 where ``slot`` is one of :data:`SLOTS` (template + item position, e.g. ``context[left-1]``),
-``property`` indexes :data:`~clparse.examples.features.PROPERTIES` and ``value`` is a symbol id
-(:mod:`clparse.examples.symbols`). A dense table maps codes to feature ids: ``prepare`` fills it in
+``property`` indexes :data:`~clparse.features.space.PROPERTIES` and ``value`` is a symbol id
+(:mod:`clparse.features.symbols`). A dense table maps codes to feature ids: ``prepare`` fills it in
 the order features are first met (so ids are exactly what the earlier Python extractor gave), the
 parser reads it (-1: a feature no training example had, or that no tree tests).
 
@@ -116,7 +116,7 @@ def count_bucket(count: int) -> str:
 
 def slot_names() -> list[tuple[str, str]]:
     """(template, item) of every slot, by slot number."""
-    from clparse.examples.features import GROUPS
+    from clparse.features.space import GROUPS
 
     names = [("child", "first"), ("child", "last"), ("child", "head"), ("child", "head-1"), ("child", "head+1")]
     names += [("context", f"left-{k}") for k in range(1, MAX_CONTEXT + 1)]

@@ -1,6 +1,6 @@
 """A sentence's items as integer arrays, for the compiled feature kernels.
 
-Search and example generation build :class:`~clparse.examples.state.Item` objects (their identity
+Search and example generation build :class:`~clparse.features.state.Item` objects (their identity
 is what makes states equal); this table gives every item an integer index and stores what the
 features read: label, headtag and headword as symbol ids, span, children and head child. Leaves
 are registered first, so leaf ``i`` (word ``i``) is item ``i``: the terminals under an item are the
@@ -15,8 +15,8 @@ import numpy as np
 from numba import types
 from numba.typed import Dict
 
-from clparse.examples.state import Item
-from clparse.examples.symbols import SymbolTable
+from clparse.features.state import Item
+from clparse.features.symbols import SymbolTable
 
 
 class ItemTable:

@@ -11,11 +11,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from clparse.examples.features import FeatureConfig, FeatureSpace, feature_text
-from clparse.examples.items import ItemTable
-from clparse.examples.kernel import emit_head_dependent, emit_head_free, row_capacity
-from clparse.examples.state import Item
-from clparse.examples.symbols import SymbolTable
+from clparse.features.space import FeatureConfig, FeatureSpace, feature_text
+from clparse.features.items import ItemTable
+from clparse.features.kernel import emit_head_dependent, emit_head_free, row_capacity
+from clparse.features.state import Item
+from clparse.features.symbols import SymbolTable
 
 
 def candidate_features(frontier: Sequence[Item], first: int, end: int, head: int | None = None,

@@ -3,7 +3,7 @@
 Every string a feature can take as its value (labels, tags, normalized headwords, ``<none>``) gets a
 symbol id. The Collins head rules (:mod:`clparse.preprocess.heads`) are compiled into arrays over
 those ids, so the kernels find a candidate's head child without calling back into Python
-(:func:`clparse.examples.kernel.head_index`, which must agree with
+(:func:`clparse.features.kernel.head_index`, which must agree with
 :func:`~clparse.preprocess.heads.head_child_index` on every input: a property test checks it).
 """
 
@@ -105,7 +105,7 @@ class HeadTable:
         self.label_classes = np.array(label_classes, dtype=np.int32)
 
     def arrays(self) -> tuple[np.ndarray, ...]:
-        """The arrays :func:`~clparse.examples.kernel.head_index` takes, in its argument order."""
+        """The arrays :func:`~clparse.features.kernel.head_index` takes, in its argument order."""
         return (self.parent_rule, self.parent_np, self.child_class, self.child_pos, self.child_coordinator,
                 self.rule_passes, self.pass_mode, self.label_offsets, self.label_classes)
 
@@ -121,7 +121,7 @@ class CandidateRules:
     ROOT may only be built over a single item (the gold ROOT is always unary). Off, every span and ROOT over the whole frontier are candidates, as in the paper.
 
     ``order`` (paper §3.5): under ``l2r`` or ``r2l`` only spans the deterministic order allows are
-    candidates (:func:`~clparse.examples.kernel.order_limits`), in ``prepare`` and in the search alike.
+    candidates (:func:`~clparse.features.kernel.order_limits`), in ``prepare`` and in the search alike.
     """
 
     def __init__(self, symbols: SymbolTable, constraints: bool, order: str = "random") -> None:

@@ -1,8 +1,10 @@
 """The training database schema, declared once (SQLAlchemy Core). Migrations live in ``migrations/``.
 
-Relational where people query (runs, sentences, paths, vocabulary, labels,
-features); arrays as typed little-endian blobs whose dtype is in the column
-name's documentation below (never pickles). See docs/schema.md.
+Relational where people query (runs, sentences, paths, vocabulary, labels, features); arrays as
+typed little-endian blobs whose element type ends the column's name (never pickles). Every table
+and column carries its documentation as a ``comment``: SQLite does not store comments (so the
+migrations and Alembic's comparison ignore them), and ``docs/schema.md`` is generated from them by
+``python -m clparse.store.schema_doc --write docs/schema.md`` (a test fails when it is stale).
 """
 
 from __future__ import annotations
@@ -22,262 +24,359 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-#: ``PRAGMA application_id`` of every clparse database ("clpa"): tells a clparse file from any other SQLite file.
+#: ``PRAGMA application_id`` of every clparse database ("clpa"): tells a clparse file from any other
+#: SQLite file.
 APPLICATION_ID = 0x636C7061
 #: Newest schema revision this clparse knows (the Alembic head).
 SCHEMA_REVISION = "0007"
+
+#: How every ``*_at`` column stores a time (clparse.store.stamps.now).
+_STAMP = "UTC, ISO 8601 to the second (2026-01-31T12:00:00+00:00)"
 
 metadata = MetaData()
 
 runs = Table(
     "runs", metadata,
-    Column("id", Integer, primary_key=True),
-    Column("created_at", String, nullable=False),
-    Column("clparse_version", String, nullable=False),
-    Column("input_digest", String, nullable=False, unique=True),
-    Column("config_json", Text, nullable=False),
-    Column("status", String, nullable=False),  # preparing | prepared
-    Column("seconds", Float),
+    Column("id", Integer, primary_key=True, comment="Run id (1: a database holds one run)."),
+    Column("created_at", String, nullable=False, comment=f"When prepare wrote the run; {_STAMP}."),
+    Column("clparse_version", String, nullable=False,
+           comment="Version of the clparse that prepared the run."),
+    Column("input_digest", String, nullable=False, unique=True,
+           comment="SHA-256 (hex) of the prepare settings and the input files' contents: prepare with the "
+                   "same inputs again does nothing, with others it is refused (runs are never mixed)."),
+    Column("config_json", Text, nullable=False,
+           comment="JSON object: settings (prepare's: max_words, seed, max_children, vocab_min, features, "
+                   "skip_steps, constraints, unknown_words, tagger, train_tags, folds, fold_order, "
+                   "tagger_iterations, order), preprocess (which preprocessing steps ran, max_words) and "
+                   "labels (the phrase labels, sorted)."),
+    Column("status", String, nullable=False,
+           comment="prepared (prepare writes the whole run in one transaction, so no other value is seen)."),
+    Column("seconds", Float,
+           comment="Wall time prepare took, in seconds (the tagger's training not included)."),
+    comment="The prepared run: its settings and where it came from. One row per database.",
 )
 
 treebank_files = Table(
     "treebank_files", metadata,
-    Column("id", Integer, primary_key=True),
-    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
-    Column("split", String, nullable=False),
-    Column("path", Text, nullable=False),
-    Column("sha256", String, nullable=False),
-    Column("trees", Integer, nullable=False),
+    Column("id", Integer, primary_key=True, comment="File id."),
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, comment="The run."),
+    Column("split", String, nullable=False, comment="train or dev."),
+    Column("path", Text, nullable=False, comment="The path as given to prepare."),
+    Column("sha256", String, nullable=False, comment="SHA-256 (hex) of the file's bytes when it was read."),
+    Column("trees", Integer, nullable=False, comment="Trees read from the file (before any filter)."),
+    comment="One row per treebank file prepare read.",
 )
 
 sentences = Table(
     "sentences", metadata,
-    Column("id", Integer, primary_key=True),
-    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
-    Column("split", String, nullable=False),
-    Column("position", Integer, nullable=False),
-    Column("length", Integer, nullable=False),
-    Column("words", Text, nullable=False),  # space-separated original tokens (PTB tokens have no spaces)
-    Column("gold_tree", Text, nullable=False),  # the tree as read
-    Column("tree", Text, nullable=False),  # after preprocessing
-    Column("removed_json", Text, nullable=False),  # tokens preprocessing removed
-    Column("trained", Boolean, nullable=False),  # examples were generated from it
-    Column("skip_reason", String),
-    Column("fold", Integer),  # jackknife fold of a training sentence (NULL: trained on gold tags)
-    Column("tags", Text),  # the POS tags its training tree carries when jackknifed (space-separated)
+    Column("id", Integer, primary_key=True, comment="Sentence id."),
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, comment="The run."),
+    Column("split", String, nullable=False, comment="train or dev."),
+    Column("position", Integer, nullable=False,
+           comment="0-based place among the split's kept sentences, in file order."),
+    Column("length", Integer, nullable=False, comment="Tokens as read, punctuation included, -NONE- not."),
+    Column("words", Text, nullable=False,
+           comment="The tokens as read, space-separated (treebank tokens hold no spaces)."),
+    Column("gold_tree", Text, nullable=False, comment="The gold tree as read, bracketed on one line."),
+    Column("tree", Text, nullable=False,
+           comment="The tree after preprocessing (and, for a trained sentence, as examples were generated "
+                   "from it: with its jackknifed tags when fold is set)."),
+    Column("removed_json", Text, nullable=False,
+           comment='JSON array of the tokens preprocessing removed: {"index", "word", "tag", "step"} each '
+                   "(index into words, step the preprocessing step that took it)."),
+    Column("trained", Boolean, nullable=False,
+           comment="1 if training examples were generated from it (always 0 for dev)."),
+    Column("skip_reason", String,
+           comment="Why a training sentence gave no examples (a phrase wider than max_children, or a "
+                   "constraint broken); NULL when trained, and for dev."),
+    Column("fold", Integer,
+           comment="Jackknife fold of a training sentence prepared with train_tags = jackknife (0-based); "
+                   "NULL: its tree carries the gold tags (always for dev). Revision 0006."),
+    Column("tags", Text,
+           comment="The POS tags its training tree carries when jackknifed, as the tagger trained on the "
+                   "other folds predicted them (space-separated, one per token); NULL with fold. "
+                   "Revision 0006."),
     UniqueConstraint("run_id", "split", "position"),
+    comment="One row per kept sentence (train and dev): the words, the gold tree, the preprocessed tree.",
 )
 
 inference_paths = Table(
     "inference_paths", metadata,
-    Column("sentence_id", Integer, ForeignKey("sentences.id", ondelete="CASCADE"), primary_key=True),
-    Column("step", Integer, primary_key=True),
-    Column("start", Integer, nullable=False),
-    Column("end", Integer, nullable=False),
-    Column("label", String, nullable=False),
+    Column("sentence_id", Integer, ForeignKey("sentences.id", ondelete="CASCADE"), primary_key=True,
+           comment="The training sentence."),
+    Column("step", Integer, primary_key=True, comment="0-based step along the path."),
+    Column("start", Integer, nullable=False, comment="First token of the phrase built (0-based)."),
+    Column("end", Integer, nullable=False, comment="One past its last token (the span is start..end-1)."),
+    Column("label", String, nullable=False, comment="The label of the phrase built."),
+    comment="One row per step of a trained sentence's bottom-up inference path (a seeded random order, or "
+            "l2r/r2l by the run's order setting), along which its examples were generated.",
 )
 
 vocabulary = Table(
     "vocabulary", metadata,
-    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
-    Column("word", String, primary_key=True),
-    Column("count", Integer, nullable=False),
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True,
+           comment="The run."),
+    Column("word", String, primary_key=True,
+           comment="A lower-cased word of the preprocessed training trees."),
+    Column("count", Integer, nullable=False,
+           comment="Its occurrences there; words seen fewer than vocab_min times are "
+                   "unknown words to the features (UNK, or a signature)."),
+    comment="One row per distinct lower-cased training word, rare ones included.",
 )
 
 labels = Table(
     "labels", metadata,
-    Column("id", Integer, primary_key=True),
-    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
-    Column("name", String, nullable=False),
-    Column("candidates", Integer, nullable=False),  # examples before deduplication
-    Column("positives", Integer, nullable=False),
-    Column("examples", Integer, nullable=False),  # distinct (features, y) after deduplication
+    Column("id", Integer, primary_key=True, comment="Label id."),
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, comment="The run."),
+    Column("name", String, nullable=False, comment="The phrase label (function tags stripped), e.g. NP."),
+    Column("candidates", Integer, nullable=False,
+           comment="Candidate examples generated, before deduplication."),
+    Column("positives", Integer, nullable=False, comment="Candidates that are correct (y = +1)."),
+    Column("examples", Integer, nullable=False,
+           comment="Distinct (feature row, y) pairs after deduplication: the label's stored examples."),
     UniqueConstraint("run_id", "name"),
+    comment="One row per phrase label of the training trees: one binary classifier each.",
 )
 
 features = Table(
     "features", metadata,
-    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
-    Column("id", Integer, primary_key=True),
-    Column("template", String, nullable=False),
-    Column("item", String, nullable=False),
-    Column("property", String, nullable=False),
-    Column("value", String, nullable=False),
-    Column("text", Text, nullable=False),
-    Column("row_count", Integer, nullable=False),  # distinct feature rows containing the feature
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True,
+           comment="The run."),
+    Column("id", Integer, primary_key=True,
+           comment="Feature id, 0-based: what feature rows and tree nodes refer to."),
+    Column("template", String, nullable=False, comment="Feature template, e.g. child, context, exists."),
+    Column("item", String, nullable=False, comment="The item the template looks at, e.g. first, head."),
+    Column("property", String, nullable=False, comment="The property tested, e.g. label, headtag, headword."),
+    Column("value", String, nullable=False, comment="The value it must have."),
+    Column("text", Text, nullable=False, comment="The feature, readable: child[first].label = JJ."),
+    Column("row_count", Integer, nullable=False, comment="Distinct feature rows that contain the feature."),
+    comment="One row per feature (a template, item, property and value).",
 )
 
-# Feature sets shared by all labels, as CSR chunks: indptr int64 (rows+1, relative to the chunk),
-# indices int32 (feature ids).
 feature_rows = Table(
     "feature_rows", metadata,
-    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
-    Column("chunk", Integer, primary_key=True),
-    Column("first_row", Integer, nullable=False),
-    Column("row_count", Integer, nullable=False),
-    Column("indptr_int64", LargeBinary, nullable=False),
-    Column("indices_int32", LargeBinary, nullable=False),
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True,
+           comment="The run."),
+    Column("chunk", Integer, primary_key=True, comment="0-based chunk number."),
+    Column("first_row", Integer, nullable=False,
+           comment="Row id of the chunk's first row (row ids count from 0)."),
+    Column("row_count", Integer, nullable=False, comment="Rows in the chunk (65,536, the last one fewer)."),
+    Column("indptr_int64", LargeBinary, nullable=False,
+           comment="int64 × (row_count + 1): where each row's feature ids start in indices_int32 (from 0)."),
+    Column("indices_int32", LargeBinary, nullable=False,
+           comment="int32: the feature ids of every row of the chunk, one row after another."),
+    comment="The distinct feature sets (rows) that examples point at, shared by all labels, as chunks of a "
+            "CSR matrix of 65,536 rows.",
 )
 
-# Per label: deduplicated examples in chunks: row ids (int32, into feature_rows), y (int8, +1/-1),
-# multiplicity (int32).
 label_examples = Table(
     "label_examples", metadata,
-    Column("label_id", Integer, ForeignKey("labels.id", ondelete="CASCADE"), primary_key=True),
-    Column("chunk", Integer, primary_key=True),
-    Column("first_example", Integer, nullable=False),
-    Column("example_count", Integer, nullable=False),
-    Column("row_int32", LargeBinary, nullable=False),
-    Column("y_int8", LargeBinary, nullable=False),
-    Column("multiplicity_int32", LargeBinary, nullable=False),
+    Column("label_id", Integer, ForeignKey("labels.id", ondelete="CASCADE"), primary_key=True,
+           comment="The label."),
+    Column("chunk", Integer, primary_key=True, comment="0-based chunk number."),
+    Column("first_example", Integer, nullable=False,
+           comment="Index of the chunk's first example among the label's distinct examples (from 0)."),
+    Column("example_count", Integer, nullable=False,
+           comment="Examples in the chunk (65,536, the last fewer)."),
+    Column("row_int32", LargeBinary, nullable=False,
+           comment="int32 per example: its row id in feature_rows."),
+    Column("y_int8", LargeBinary, nullable=False, comment="int8 per example: +1 correct, -1 not."),
+    Column("multiplicity_int32", LargeBinary, nullable=False,
+           comment="int32 per example: how many candidates it stands for (at least 1)."),
+    comment="A label's deduplicated examples in chunks (a label without examples has one empty chunk).",
 )
 
 
 # ---------------------------------------------------------------- boosting (revision 0002)
 
-# One row per label that training has touched: where its boosting stands. ``margins_float64`` is the
-# margin vector Q after ``margins_iteration`` trees (one float64 per distinct example), written at
-# every margin checkpoint and when the label stops, pauses or converges, not at every iteration
-# (revision 0007); a resumed run adds trees margins_iteration+1..iteration to it with the additions
-# training made, and so continues exactly where the last committed iteration left off.
 label_training = Table(
     "label_training", metadata,
-    Column("label_id", Integer, ForeignKey("labels.id", ondelete="CASCADE"), primary_key=True),
-    Column("settings_json", Text, nullable=False),  # loss, max_depth, epsilon, checkpoint_every
-    Column("state", String, nullable=False),  # training | paused | stopped | converged | failed
-    Column("iteration", Integer, nullable=False),  # last committed iteration (0: none yet)
-    Column("theta", Float),  # Θ of the last committed iteration
-    Column("loss", Float, nullable=False),  # training loss after the last committed iteration
-    Column("splits", Integer, nullable=False),  # splits in all trees so far
-    Column("examples_per_second", Float),  # distinct examples through the split search per second, last iteration
-    Column("message", Text),  # why it stopped or failed
-    Column("pid", Integer),  # process that trains it (while state = training)
-    Column("started_at", String, nullable=False),
-    Column("updated_at", String, nullable=False),
-    Column("margins_float64", LargeBinary, nullable=False),
-    Column("margins_iteration", Integer, nullable=False),  # Q in margins_float64 is after this iteration (0007)
+    Column("label_id", Integer, ForeignKey("labels.id", ondelete="CASCADE"), primary_key=True,
+           comment="The label."),
+    Column("settings_json", Text, nullable=False,
+           comment="JSON object of its boosting settings, fixed at its first claim: loss (logistic or "
+                   "exponential), max_depth (null: unbounded), epsilon, checkpoint_every, smoothing, rule "
+                   "(mrl or l1), sample (null: exact split search), sample_seed. A key missing from an "
+                   "older row means the behaviour from before the setting existed."),
+    Column("state", String, nullable=False, comment="training, paused, stopped, converged or failed."),
+    Column("iteration", Integer, nullable=False, comment="Last committed iteration (0: none yet)."),
+    Column("theta", Float,
+           comment="Θ after the last committed iteration (λ with the l1 rule); NULL: Θ = ∞, no iteration "
+                   "yet."),
+    Column("loss", Float, nullable=False,
+           comment="Training loss Σ m L(yQ) after the last committed iteration (before the first: of the "
+                   "starting margins)."),
+    Column("splits", Integer, nullable=False, comment="Splits in all its trees so far."),
+    Column("examples_per_second", Float,
+           comment="Distinct examples through the split search per second in the last iteration; NULL "
+                   "before one, or when it was too fast to time."),
+    Column("message", Text,
+           comment='While training: "training on HOST as pid N" (then ", on dask worker ADDRESS" under '
+                   "--dask); after: why it stopped, paused or failed."),
+    Column("pid", Integer, comment="Process that trains it while state = training; NULL otherwise."),
+    Column("started_at", String, nullable=False, comment=f"When it was first claimed; {_STAMP}."),
+    Column("updated_at", String, nullable=False, comment=f"Its last write; {_STAMP}."),
+    Column("margins_float64", LargeBinary, nullable=False,
+           comment="float64 per distinct example: the margins Q after margins_iteration trees."),
+    Column("margins_iteration", Integer, nullable=False,
+           comment="The iteration margins_float64 belongs to: written at each margin checkpoint and when "
+                   "the label stops, pauses or converges, so it may lag iteration; resume and "
+                   "clparse_weights add the trees after it. Revision 0007."),
+    comment="One row per label that training has touched: where its boosting stands.",
 )
 
-# One row per boosting iteration (= one tree) of a label, committed together with its nodes.
 iterations = Table(
     "iterations", metadata,
-    Column("label_id", Integer, ForeignKey("labels.id", ondelete="CASCADE"), primary_key=True),
-    Column("iteration", Integer, primary_key=True),  # t = 1, 2, ...
-    Column("theta", Float, nullable=False),  # Θ^t = min(Θ^(t-1), root_gain)
-    Column("root_gain", Float, nullable=False),  # best loss reduction at the root this iteration
-    Column("loss_before", Float, nullable=False),  # Σ m L(y Q^(t-1))
-    Column("loss_after", Float, nullable=False),  # Σ m L(y Q^t)
-    Column("z", Float, nullable=False),  # Σ over leaves of Z_f = 2 sqrt(W+ W-)
-    Column("splits", Integer, nullable=False),
-    Column("leaves", Integer, nullable=False),
-    Column("depth", Integer, nullable=False),
-    Column("weight_positive", Float, nullable=False),  # Σ w over y = +1 at the start of the iteration
-    Column("weight_negative", Float, nullable=False),
-    Column("weight_max", Float, nullable=False),
-    Column("seconds", Float, nullable=False),  # wall time of the iteration (not part of the result)
-    Column("search_seconds", Float, nullable=False),  # of which split search
-    Column("finished_at", String, nullable=False),
+    Column("label_id", Integer, ForeignKey("labels.id", ondelete="CASCADE"), primary_key=True,
+           comment="The label."),
+    Column("iteration", Integer, primary_key=True, comment="t = 1, 2, ..."),
+    Column("theta", Float, nullable=False, comment="Θ^t = min(Θ^(t-1), root_gain) (λ^t with the l1 rule)."),
+    Column("root_gain", Float, nullable=False, comment="Best loss reduction at the root this iteration."),
+    Column("loss_before", Float, nullable=False, comment="Σ m L(y Q^(t-1))."),
+    Column("loss_after", Float, nullable=False, comment="Σ m L(y Q^t)."),
+    Column("z", Float, nullable=False, comment="Σ over leaves of Z = 2 √(W+ W−)."),
+    Column("splits", Integer, nullable=False, comment="Splits in the tree."),
+    Column("leaves", Integer, nullable=False, comment="Leaves in the tree."),
+    Column("depth", Integer, nullable=False, comment="Depth of the tree (0: a single leaf)."),
+    Column("weight_positive", Float, nullable=False,
+           comment="Σ w over the examples with y = +1 at the start of the iteration."),
+    Column("weight_negative", Float, nullable=False, comment="Σ w over the examples with y = -1."),
+    Column("weight_max", Float, nullable=False, comment="The largest weight of an example."),
+    Column("seconds", Float, nullable=False, comment="Wall time of the iteration (not part of the result)."),
+    Column("search_seconds", Float, nullable=False, comment="Of which the split search."),
+    Column("finished_at", String, nullable=False, comment=f"When it was committed; {_STAMP}."),
+    comment="One row per boosting iteration (= one tree) of a label, committed together with its nodes.",
 )
 
-# The nodes of every tree. A split node tests ``feature_id``: examples having it go to ``true_child``.
 tree_nodes = Table(
     "tree_nodes", metadata,
-    Column("label_id", Integer, ForeignKey("labels.id", ondelete="CASCADE"), primary_key=True),
-    Column("iteration", Integer, primary_key=True),
-    Column("node", Integer, primary_key=True),  # 0 = root, then breadth-first
-    Column("parent", Integer),
-    Column("depth", Integer, nullable=False),
-    Column("feature_id", Integer),  # NULL for a leaf
-    Column("gain", Float),  # ΔZ of the split (NULL for a leaf)
-    Column("best_gain", Float, nullable=False),  # best ΔZ found here (a leaf's, below Θ^t, says how close it came)
-    Column("w_positive", Float, nullable=False),  # W+ of the examples reaching the node
-    Column("w_negative", Float, nullable=False),
-    Column("examples", Integer, nullable=False),  # distinct examples reaching the node
-    Column("candidates", Integer, nullable=False),  # examples counted with multiplicity
-    Column("confidence", Float),  # κ of a leaf (NULL for a split)
-    Column("true_child", Integer),
-    Column("false_child", Integer),
+    Column("label_id", Integer, ForeignKey("labels.id", ondelete="CASCADE"), primary_key=True,
+           comment="The label."),
+    Column("iteration", Integer, primary_key=True, comment="The tree's iteration."),
+    Column("node", Integer, primary_key=True, comment="0 = root, then breadth-first."),
+    Column("parent", Integer, comment="The parent node; NULL for the root."),
+    Column("depth", Integer, nullable=False, comment="0 at the root."),
+    Column("feature_id", Integer, comment="The feature a split tests (features.id); NULL for a leaf."),
+    Column("gain", Float, comment="ΔZ of the split (|W+ − W−| gains with the l1 rule); NULL for a leaf."),
+    Column("best_gain", Float, nullable=False,
+           comment="Best ΔZ found here (a leaf's, below Θ^t, says how close it came)."),
+    Column("w_positive", Float, nullable=False, comment="W+ of the examples reaching the node."),
+    Column("w_negative", Float, nullable=False, comment="W− of the examples reaching the node."),
+    Column("examples", Integer, nullable=False, comment="Distinct examples reaching the node."),
+    Column("candidates", Integer, nullable=False, comment="Examples reaching it counted with multiplicity."),
+    Column("confidence", Float,
+           comment="κ of a leaf, added to the margin of every example reaching it; NULL for a split."),
+    Column("true_child", Integer, comment="Node the examples having the feature go to; NULL for a leaf."),
+    Column("false_child", Integer, comment="Node the others go to; NULL for a leaf."),
     Index("tree_nodes_by_feature", "feature_id"),
+    comment="The nodes of every tree. A split node tests feature_id: examples having it go to true_child.",
 )
 
-# Margin vectors Q after an iteration, kept every ``checkpoint_every`` iterations (within a size budget);
-# the weights of any other iteration are rebuilt exactly from the nearest checkpoint and the stored trees.
 margin_checkpoints = Table(
     "margin_checkpoints", metadata,
-    Column("label_id", Integer, ForeignKey("labels.id", ondelete="CASCADE"), primary_key=True),
-    Column("iteration", Integer, primary_key=True),
-    Column("margins_float64", LargeBinary, nullable=False),
+    Column("label_id", Integer, ForeignKey("labels.id", ondelete="CASCADE"), primary_key=True,
+           comment="The label."),
+    Column("iteration", Integer, primary_key=True, comment="The margins are Q after this iteration."),
+    Column("margins_float64", LargeBinary, nullable=False, comment="float64 per distinct example: Q."),
+    comment="Margin vectors Q kept every checkpoint_every iterations; the margins and weights of any other "
+            "iteration are rebuilt exactly from the nearest checkpoint and the stored trees.",
 )
 
 
 # ---------------------------------------------------------------- tagging and calibration (revision 0003)
 
-# The POS tagger prepare trains on the training split: ``kind`` perceptron (NLTK's averaged
-# perceptron, JSON text in model_json) or crf (CRFsuite bytes behind clparse's header, model_blob).
 taggers = Table(
     "taggers", metadata,
-    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
-    Column("model_json", Text),
-    Column("train_sentences", Integer, nullable=False),
-    Column("dev_accuracy", Float),  # token accuracy on the dev split (NULL without one)
-    Column("seconds", Float, nullable=False),
-    Column("created_at", String, nullable=False),
-    Column("kind", String, nullable=False, server_default="perceptron"),  # revision 0006
-    Column("model_blob", LargeBinary),  # revision 0006
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True,
+           comment="The run."),
+    Column("model_json", Text,
+           comment="A perceptron tagger's model (NLTK's averaged perceptron as JSON text); NULL for a CRF."),
+    Column("train_sentences", Integer, nullable=False,
+           comment="Training trees it learned from (every length)."),
+    Column("dev_accuracy", Float,
+           comment="Token accuracy on the dev split, 0 to 1; NULL without a dev split."),
+    Column("seconds", Float, nullable=False, comment="Wall time its training took, in seconds."),
+    Column("created_at", String, nullable=False, comment=f"When it was stored; {_STAMP}."),
+    Column("kind", String, nullable=False, server_default="perceptron",
+           comment="perceptron (model in model_json) or crf (model in model_blob). Revision 0006; rows "
+                   "from before it are perceptron."),
+    Column("model_blob", LargeBinary,
+           comment="A CRF tagger's model: CRFsuite's model file behind clparse's 52-byte header (magic, "
+                   "versions, SHA-256); NULL for a perceptron. "
+                   "Revision 0006."),
+    comment="The POS tagger prepare trains on the training split (data, never code): it tags raw text "
+            "for parse and, with calibrate's tags = tagger, the dev sentences. One row per run.",
 )
 
-# One calibration: a dev set and search settings; its points are parsed one Θ̂ at a time.
 calibrations = Table(
     "calibrations", metadata,
-    Column("id", Integer, primary_key=True),
-    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
-    Column("settings_digest", String, nullable=False, unique=True),  # dev sentences + search settings
-    Column("settings_json", Text, nullable=False),  # beam, max_pops, aggregator, tags, dev source
-    Column("best_theta", Float),  # Θ̂ with the highest F1 so far (ties: the larger Θ̂, fewer splits)
-    Column("created_at", String, nullable=False),
-    Column("updated_at", String, nullable=False),
+    Column("id", Integer, primary_key=True, comment="Calibration id."),
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, comment="The run."),
+    Column("settings_digest", String, nullable=False, unique=True,
+           comment="SHA-256 (hex) of the search settings and the dev trees: the same ones again resume "
+                   "this calibration."),
+    Column("settings_json", Text, nullable=False,
+           comment="JSON object: beam, max_pops, aggregator, tags (gold or tagger) and dev (the dev files, "
+                   "comma-separated, or database for the run's dev split)."),
+    Column("best_theta", Float,
+           comment="Θ̂ with the highest F1 so far (ties: the larger Θ̂, fewer splits); NULL before a point."),
+    Column("created_at", String, nullable=False, comment=f"When it was created; {_STAMP}."),
+    Column("updated_at", String, nullable=False,
+           comment=f"Its last point or trial; {_STAMP}. --theta best reads the latest calibration."),
+    comment="One calibration: a dev set and search settings; its points are parsed one Θ̂ at a time.",
 )
 
 calibration_points = Table(
     "calibration_points", metadata,
-    Column("calibration_id", Integer, ForeignKey("calibrations.id", ondelete="CASCADE"), primary_key=True),
-    Column("theta", Float, primary_key=True),
-    Column("trees", Integer, nullable=False),  # trees in all labels' classifiers at Θ̂
-    Column("splits", Integer, nullable=False),
-    Column("sentences", Integer, nullable=False),
-    Column("fallbacks", Integer, nullable=False),  # sentences the search could not finish
-    Column("completions", Integer, nullable=False, server_default="0"),  # finished greedily at the pop cap (0004)
-    Column("recall", Float, nullable=False),
-    Column("precision", Float, nullable=False),
-    Column("f1", Float, nullable=False),
-    Column("exact", Float, nullable=False),  # % of sentences parsed exactly right
-    Column("seconds", Float, nullable=False),
-    Column("finished_at", String, nullable=False),
+    Column("calibration_id", Integer, ForeignKey("calibrations.id", ondelete="CASCADE"), primary_key=True,
+           comment="The calibration."),
+    Column("theta", Float, primary_key=True,
+           comment="Θ̂: each label keeps its trees with Θ^t ≥ Θ̂ (finite, > 0)."),
+    Column("trees", Integer, nullable=False, comment="Trees in all labels' classifiers at Θ̂."),
+    Column("splits", Integer, nullable=False, comment="Splits in those trees."),
+    Column("sentences", Integer, nullable=False, comment="Dev sentences parsed."),
+    Column("fallbacks", Integer, nullable=False,
+           comment="Sentences the search could not finish (given a flat tree)."),
+    Column("completions", Integer, nullable=False, server_default="0",
+           comment="Sentences finished greedily at the pop cap. Revision 0004 (0 for older points: they "
+                   "could not complete greedily)."),
+    Column("recall", Float, nullable=False, comment="Labeled bracket recall, % (EVALB)."),
+    Column("precision", Float, nullable=False, comment="Labeled bracket precision, %."),
+    Column("f1", Float, nullable=False, comment="Their harmonic mean, %."),
+    Column("exact", Float, nullable=False, comment="% of sentences parsed exactly right."),
+    Column("seconds", Float, nullable=False,
+           comment="Wall time of loading the model and parsing, in seconds."),
+    Column("finished_at", String, nullable=False, comment=f"When it was committed; {_STAMP}."),
+    comment="One row per Θ̂ of a calibration: the dev set parsed with every label at that Θ̂.",
 )
 
-# Per-label Θ̂ (revision 0005): each coordinate-ascent trial (one label moved to one Θ̂ of the grid, the
-# dev F1 with it); the accepted ones, replayed from the global best Θ̂, are the per-label assignment.
 label_theta_steps = Table(
     "label_theta_steps", metadata,
-    Column("calibration_id", Integer, ForeignKey("calibrations.id", ondelete="CASCADE"), primary_key=True),
-    Column("step", Integer, primary_key=True),
-    Column("label", String, nullable=False),
-    Column("theta", Float, nullable=False),
-    Column("f1", Float, nullable=False),
-    Column("accepted", Boolean, nullable=False),
-    Column("seconds", Float, nullable=False),
-    Column("finished_at", String, nullable=False),
+    Column("calibration_id", Integer, ForeignKey("calibrations.id", ondelete="CASCADE"), primary_key=True,
+           comment="The calibration whose Θ̂ grid and best Θ̂ the trials start from."),
+    Column("step", Integer, primary_key=True, comment="0-based order of the trial."),
+    Column("label", String, nullable=False, comment="The label moved."),
+    Column("theta", Float, nullable=False, comment="The Θ̂ of the grid it was moved to."),
+    Column("f1", Float, nullable=False, comment="Dev F1 (%) with that label moved."),
+    Column("accepted", Boolean, nullable=False, comment="1 if it raised the F1 and the move was kept."),
+    Column("seconds", Float, nullable=False, comment="Wall time of the trial, in seconds."),
+    Column("finished_at", String, nullable=False, comment=f"When it was committed; {_STAMP}."),
+    comment="Each trial of a per-label calibration (calibrate --per-label): one label moved to one Θ̂ of the "
+            "grid and the dev F1 with it; the accepted trials, replayed from the calibration's best_theta, "
+            "are the per-label Θ̂. Revision 0005.",
 )
 
 calibration_labels = Table(
     "calibration_labels", metadata,
-    Column("calibration_id", Integer, ForeignKey("calibrations.id", ondelete="CASCADE"), primary_key=True),
-    Column("theta", Float, primary_key=True),
-    Column("label", String, primary_key=True),
-    Column("gold", Integer, nullable=False),
-    Column("test", Integer, nullable=False),
-    Column("matched", Integer, nullable=False),
-    Column("recall", Float, nullable=False),
-    Column("precision", Float, nullable=False),
-    Column("f1", Float, nullable=False),
+    Column("calibration_id", Integer, ForeignKey("calibrations.id", ondelete="CASCADE"), primary_key=True,
+           comment="The calibration."),
+    Column("theta", Float, primary_key=True, comment="The point's Θ̂."),
+    Column("label", String, primary_key=True, comment="The phrase label."),
+    Column("gold", Integer, nullable=False, comment="Its brackets in the gold trees."),
+    Column("test", Integer, nullable=False, comment="Its brackets in the parsed trees."),
+    Column("matched", Integer, nullable=False, comment="Parsed brackets that match a gold one."),
+    Column("recall", Float, nullable=False, comment="matched / gold, % (0 without gold brackets)."),
+    Column("precision", Float, nullable=False, comment="matched / test, % (0 without parsed brackets)."),
+    Column("f1", Float, nullable=False, comment="Their harmonic mean, %."),
+    comment="One row per label at a calibration point: its bracket counts and scores on the dev set.",
 )

@@ -29,3 +29,12 @@ class ConfigurationError(ClparseError):
 
 class LabelClaimedError(ClparseError):
     """A label is being trained by another live process (a second trainer leaves it alone)."""
+
+
+class ParameterError(ConfigurationError):
+    """A parameter of a library call is out of range or inconsistent; ``parameter`` is its Python name,
+    which the command line maps to its option (``until_theta`` → ``--until-theta``)."""
+
+    def __init__(self, parameter: str, problem: str) -> None:
+        self.parameter, self.problem = parameter, problem
+        super().__init__(f"{parameter}: {problem}")

@@ -85,6 +85,7 @@ class Parser:
         self._tagger = tagger
         self.options = options
         self._tagger_db: Path | None = None  # the stored tagger, loaded when first needed (a tagger's library is slow to import)
+        self.source: Path | None = None  # the database the parser was rebuilt from, if any
 
     @property
     def tagger(self) -> PosTagger | None:
@@ -102,7 +103,7 @@ class Parser:
         with Database(db, readonly=True) as database:
             value = best_theta(database) if theta == "best" else float(theta)  # "best" may be a Θ̂ per label
             parser = cls.from_model(database, load_model(database, value), SearchOptions(**options))
-        parser._tagger_db = Path(db)
+        parser._tagger_db = parser.source = Path(db)
         return parser
 
     @classmethod

@@ -26,44 +26,41 @@ def run_quickstart(echo: Callable[[str], object] = print, db: Path = Path("db/qu
                    until_theta: float = QUICKSTART_THETA, beam: int = 10, stream: IO[str] | None = None) -> None:
     """The pipeline with each step's result on ``echo`` and live progress on ``stream`` (stderr; only
     drawn when it is a terminal)."""
+    from clparse import api
     from clparse.calibrate.report import format_points
-    from clparse.calibrate.run import CalibrationSettings, calibrate, default_grid
-    from clparse.examples.prepare import prepare
-    from clparse.parser import Parser
-    from clparse.query import run_query
-    from clparse.store.database import init_database
-    from clparse.train import StopRule, format_status, label_status, train
+    from clparse.train import format_status
 
     train_file, dev_file = sample_path("train"), sample_path("dev")
     echo(f"== 1. prepare: clparse prepare --db {db} --train {train_file} --dev {dev_file}")
-    init_database(db, echo=echo)
+    api.init(db, echo=echo)
     bars: list[Progress] = []
 
     def start(total: int) -> None:
         bars.append(Progress("generating examples", total, "sentences", stream))
 
     try:
-        echo(prepare(db, [train_file], [dev_file], progress=lambda n: bars[-1].update(n), total=start).message)
+        progress = api.PrepareProgress(start=start, sentences=lambda n: bars[-1].update(n))
+        echo(api.prepare(db, [train_file], [dev_file], progress=progress).message)
     finally:
         for bar in bars:
             bar.close()
-    echo(run_query(db, "SELECT name, candidates, positives, examples AS distinct_examples FROM labels "
+    echo(api.sql(db, "SELECT name, candidates, positives, examples AS distinct_examples FROM labels "
                        "ORDER BY positives DESC LIMIT 5"))
 
     echo(f"== 2. train every label: clparse train --db {db} --until-theta {until_theta:g}")
-    with TrainingProgress(len(label_status(db)), stream) as training:
-        summary = train(db, rule=StopRule(until_theta=until_theta),
-                        on_iteration=lambda label, r: training.iteration(label, r.iteration, r.theta))
+    with TrainingProgress(len(api.status(db)), stream) as training:
+        summary = api.train(db, until_theta=until_theta,
+                            on_iteration=lambda label, r: training.iteration(label, r.iteration, r.theta))
         training.finish(len(summary.states))
-    echo(format_status(label_status(db)))
+    echo(format_status(api.status(db)))
     for label, error in summary.failures.items():
         echo(f"warning: {label} failed: {error}")
     echo("\nThe Θ trajectory of NP (clparse sql):")
-    echo(run_query(db, "SELECT i.iteration, round(i.theta, 3) AS theta, i.splits, round(i.loss_after, 1) AS loss "
+    echo(api.sql(db, "SELECT i.iteration, round(i.theta, 3) AS theta, i.splits, round(i.loss_after, 1) AS loss "
                        "FROM iterations i JOIN labels l ON l.id = i.label_id WHERE l.name = 'NP' "
                        "AND i.iteration % 20 = 1 ORDER BY i.iteration"))
 
-    grid = default_grid(db, points=8)
+    grid = api.calibration_grid(db, points=8)
     echo(f"== 3. calibrate Θ̂ on the dev sample (greedy): clparse calibrate --db {db} --beam 1 --points 8")
     with Progress("calibrating", None, "sentences", stream) as bar:
         def sentence(theta: float, done: int, total: int) -> None:
@@ -71,11 +68,11 @@ def run_quickstart(echo: Callable[[str], object] = print, db: Path = Path("db/qu
                 bar.total = total * len(grid)
             bar.update(1, f"Θ̂ = {theta:.4g}")
 
-        result = calibrate(db, thetas=grid, settings=CalibrationSettings(beam=1), on_sentence=sentence)
+        result = api.calibrate(db, thetas=grid, settings=api.calibration_settings(db, beam=1), on_sentence=sentence)
     echo(format_points(result.points, result.best_theta))
 
     echo(f"\n== 4. parse: clparse parse --db {db} --theta best --beam {beam} (tokens tagged by the stored tagger)")
-    parser = Parser.from_db(db, theta="best", beam=beam)
+    parser = api.open_parser(db, "best", beam=beam)
     for sentence_text in EXAMPLES:
         echo(str(parser.parse(sentence_text)))
     echo(f"\nNext: clparse report --db {db} --plot fig2.png; clparse sql --db {db} (see README for queries)")

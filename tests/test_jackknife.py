@@ -76,7 +76,7 @@ def test_folds_cover_every_sentence() -> None:
 
 
 def test_jackknife_refuses_impossible_folds() -> None:
-    with pytest.raises(ConfigurationError, match="--folds"):
+    with pytest.raises(ConfigurationError, match="folds"):
         jackknife([[("a", "DT")]] * 3, 4)
     with pytest.raises(ConfigurationError, match="folds"):
         PrepareSettings(train_tags="jackknife", folds=1)

@@ -18,7 +18,7 @@ from clparse.boost.l1 import grow_tree_l1
 from clparse.boost.loss import LOSSES, example_weights, total_loss
 from clparse.boost.sampling import priority_sample, take_rows
 from clparse.boost.tree import GrownTree, grow_tree, refit
-from clparse.errors import ConfigurationError
+from clparse.errors import ConfigurationError, ParameterError
 
 RULES = ("mrl", "l1")
 #: Settings added after the first release, at the values that reproduce the behaviour before them.
@@ -58,20 +58,20 @@ class BoostSettings:
         if not self.epsilon > 0:
             raise ConfigurationError(f"epsilon must be positive, got {self.epsilon}")
         if not (self.smoothing is not None and self.smoothing >= 0 and math.isfinite(self.smoothing)):
-            raise ConfigurationError(f"smoothing must be a non-negative number, got {self.smoothing}")
+            raise ParameterError("smoothing", f"must be a non-negative number, got {self.smoothing}")
         if self.rule not in RULES:
-            raise ConfigurationError(f"unknown tree rule {self.rule!r}; choose one of {', '.join(RULES)}")
+            raise ParameterError("rule", f"unknown tree rule {self.rule!r}; choose one of {', '.join(RULES)}")
         if self.rule == "l1" and self.loss != "logistic":
             raise ConfigurationError("the l1 rule's confidences are for the logistic loss only")
         if self.rule == "l1" and self.smoothing:
-            raise ConfigurationError("--smoothing is for the mrl rule (give --smoothing 0 with --rule l1); the l1 "
-                                     "rule's penalty tempers confidences")
+            raise ParameterError("smoothing", "is for the mrl rule (give 0 with the l1 rule, whose penalty tempers "
+                                                "confidences)")
         if self.checkpoint_every < 1:
-            raise ConfigurationError(f"checkpoint_every must be at least 1, got {self.checkpoint_every}")
+            raise ParameterError("checkpoint_every", f"must be at least 1, got {self.checkpoint_every}")
         if self.sample is not None and self.sample < 2:
-            raise ConfigurationError(f"sample must be at least 2 examples, got {self.sample}")
+            raise ParameterError("sample", f"must be at least 2 examples, got {self.sample}")
         if self.sample is not None and self.rule != "mrl":
-            raise ConfigurationError("--sample is for the mrl rule")
+            raise ParameterError("sample", "is for the mrl rule")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from clparse.errors import ConfigurationError
+from clparse.errors import ConfigurationError, ParameterError
 from clparse.evaluate import EvalbParams, evaluate
 from clparse.evaluate.evalb import score_view
 from clparse.parser import Parser, SearchOptions
@@ -92,7 +92,7 @@ def dev_trees(db: Database | str | Path, files: Sequence[str | Path] = ()) -> li
     stored = runs.gold_trees("dev")
     if not files:
         if not stored:
-            raise ConfigurationError(f"{runs.path} has no dev sentences; give --dev FILES")
+            raise ParameterError("dev", f"{runs.path} has no dev sentences: give dev treebank files")
         return [parse_tree(text) for text in stored]
     limit = PreprocessConfig.from_dict(config["preprocess"]).max_words
     trees = [t for path in files for t in read_trees(path)]

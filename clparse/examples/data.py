@@ -72,15 +72,4 @@ class TrainingData:
         return matrix, ys, counts
 
 
-def known_tags(db: str | Path = DEFAULT_DB) -> set[str]:
-    """Every POS tag the run's features know (a tag outside this set is an unseen value to the parser),
-    plus the punctuation tags preprocessing sets aside and puts back (they never reach the features)."""
-    from clparse.preprocess import PUNCTUATION_TAGS
-    from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG
-
-    with Database(db, readonly=True) as database:
-        seen = Runs(database).feature_values("headtag")
-    return seen | PUNCTUATION_TAGS | {EMPTY_ELEMENT_TAG}
-
-
-__all__ = ["StoredSentence", "TrainingData", "known_tags"]
+__all__ = ["StoredSentence", "TrainingData"]

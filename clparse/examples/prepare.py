@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from clparse import __version__
-from clparse.errors import ConfigurationError, DatabaseError
+from clparse.errors import ConfigurationError, DatabaseError, ParameterError
 from clparse.features.space import FeatureConfig, feature_text
 from clparse.examples.generate import DEFAULT_BATCH, ExampleGenerator, GenerationReport
 from clparse.features.symbols import ITEM_ORDERS
@@ -151,7 +151,7 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
     """
     db = Path(db)
     if not train:
-        raise ConfigurationError("prepare needs at least one --train file")
+        raise ParameterError("train", "give at least one training file")
     files = [(split, Path(p), _sha256(Path(p))) for split, paths in (("train", train), ("dev", dev)) for p in paths]
     digest = input_digest(files, settings)
     with Database(db) as database:
@@ -166,7 +166,7 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
                 return PrepareSummary(False, run_id, f"{db} already holds run {run_id} prepared from these inputs "
                                                      f"and settings: nothing to do{note}")
             raise DatabaseError(f"{db} already holds run {run_id}, prepared from other inputs or settings; "
-                                "use a new --db for a new run (runs are never mixed)")
+                                "use a new database for a new run (runs are never mixed)")
         start = time.perf_counter()
         summary = PrepareSummary(True, 1, "")
         tagged: list[list[tuple[str, str]]] = []

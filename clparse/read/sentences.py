@@ -6,7 +6,7 @@ import sys
 from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import IO
 
-from clparse.errors import ClparseError
+from clparse.errors import ClparseError, ParameterError
 from clparse.read.ptb import read_trees
 
 FORMATS = ("tokens", "tagged", "ptb")
@@ -30,7 +30,7 @@ def read_sentences(names: Iterable[str], fmt: str, warn: Callable[[str], object]
     for name in names:
         if fmt == "ptb":
             if name == "-":
-                raise ClparseError("--input-format ptb needs file names (it cannot read stdin)")
+                raise ParameterError("input_format", "ptb needs file names (it cannot read stdin)")
             for tree in read_trees(name):
                 yield list(tree.tagged_words())
             continue

@@ -21,7 +21,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import get_context
 
-from clparse.errors import ConfigurationError
+from clparse.errors import ConfigurationError, ParameterError
 from clparse.read.tree import Tree
 
 NONE_TAG = "-NONE-"
@@ -77,7 +77,7 @@ def jackknife(sentences: Sequence[Sentence], folds: int, spec: TaggerSpec = Tagg
     """
     count = len(sentences)
     if not 2 <= folds <= count:
-        raise ConfigurationError(f"--folds must be between 2 and the number of training sentences ({count}), "
+        raise ParameterError("folds", f"must be between 2 and the number of training sentences ({count}), "
                                  f"got {folds}")
     assignment = [fold_of(i, count, folds, order) for i in range(count)]
     work = [([list(s) for s, f in zip(sentences, assignment) if f != k],

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from clparse.errors import ClparseError, ConfigurationError, DatabaseError, LabelClaimedError
+from clparse.errors import ClparseError, ConfigurationError, DatabaseError, LabelClaimedError, ParameterError
 
 if TYPE_CHECKING:  # the trainer is imported on first use: --dask's address is checked without it
     from clparse.boost.booster import BoostSettings
@@ -48,8 +48,8 @@ def check_address(address: str) -> str:
     """``local:N`` (a LocalCluster of N single-threaded worker processes) or a scheduler address."""
     if re.fullmatch(r"local:[1-9]\d*", address) or re.fullmatch(r"[a-z][a-z0-9+]*://\S+", address):
         return address
-    raise ConfigurationError(f"--dask {address!r}: give local:N (N worker processes on this machine) or a "
-                             "scheduler address such as tcp://HOST:8786")
+    raise ParameterError("dask", f"{address!r}: give local:N (N worker processes on this machine) or a "
+                                 "scheduler address such as tcp://HOST:8786")
 
 
 def require_dask() -> Any:

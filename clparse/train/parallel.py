@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from clparse.boost.booster import BoostSettings, IterationResult
-from clparse.errors import ClparseError, ConfigurationError, DatabaseError, LabelClaimedError
+from clparse.errors import ClparseError, ConfigurationError, DatabaseError, LabelClaimedError, ParameterError
 from clparse.store.database import DAMAGED, checkpoint_wal, describe, is_damage, is_full, quick_check
 from clparse.store.training import TrainingStore
 from clparse.train.label import checked_state, train_label
@@ -92,7 +92,7 @@ def train(db: str | Path, labels: Sequence[str] | None = None, settings: BoostSe
     chosen, rule = resolve(db, labels, rule, settings)
     summary = TrainSummary(rule)
     if jobs < 1:
-        raise ConfigurationError(f"--jobs must be at least 1, got {jobs}")
+        raise ParameterError("jobs", f"must be at least 1, got {jobs}")
     if dask is not None:
         from clparse.train.cluster import train_on_cluster
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clparse.errors import ConfigurationError
+from clparse.errors import ParameterError
 
 DEFAULT_FLOOR_PER_CANDIDATE = 1e-6
 
@@ -23,11 +23,11 @@ class StopRule:
 
     def __post_init__(self) -> None:
         if self.until_theta is not None and not self.until_theta > 0:
-            raise ConfigurationError(f"--until-theta must be positive, got {self.until_theta}")
+            raise ParameterError("until_theta", f"must be positive, got {self.until_theta:g}")
         for name in ("max_iterations", "max_splits"):
             value = getattr(self, name)
             if value is not None and value < 1:
-                raise ConfigurationError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
+                raise ParameterError(name, f"must be at least 1, got {value}")
 
     @property
     def empty(self) -> bool:
@@ -36,11 +36,11 @@ class StopRule:
     def reached(self, iteration: int, theta: float, splits: int) -> str | None:
         """Why training should stop now, or None."""
         if self.until_theta is not None and theta < self.until_theta:
-            return f"Θ = {theta:.6g} fell below --until-theta {self.until_theta:g}"
+            return f"Θ = {theta:.6g} fell below the stop at Θ {self.until_theta:g}"
         if self.max_iterations is not None and iteration >= self.max_iterations:
-            return f"reached --max-iterations {self.max_iterations}"
+            return f"reached {self.max_iterations} iterations"
         if self.max_splits is not None and splits >= self.max_splits:
-            return f"reached --max-splits {self.max_splits} ({splits} splits)"
+            return f"reached {self.max_splits} splits ({splits})"
         return None
 
     def describe(self) -> str:

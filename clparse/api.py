@@ -1,0 +1,415 @@
+"""clparse from Python: one function per command, with the command's defaults and guards.
+
+    from clparse import api
+    api.prepare("run.sqlite", ["gum/train"], ["gum/dev"], max_words=15)
+    api.train("run.sqlite", until_theta=6)            # resumes where a run stopped
+    api.calibrate("run.sqlite", beam=1000)
+    for result in api.parse("run.sqlite", ["text.txt"]):
+        print(result.tree)
+
+Each function behaves as its command does: a function that writes first checks the file for damage
+(and refuses to write into a damaged one), a resumed ``train`` keeps the settings its labels were
+started with, and a bad parameter raises :class:`~clparse.errors.ParameterError` naming the
+parameter (the command line names the option). Progress is reported through the optional callbacks;
+nothing here prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from clparse.errors import ConfigurationError, ParameterError
+
+if TYPE_CHECKING:  # the heavy modules load when a function needs them
+    from clparse.calibrate.per_label import PerLabelResult
+    from clparse.calibrate.run import CalibrationResult, CalibrationSettings
+    from clparse.examples.prepare import PrepareSummary
+    from clparse.features.space import FeatureConfig
+    from clparse.parser import ParseResult, Parser
+    from clparse.tag.evaluate import TaggingReport
+    from clparse.train import LabelStatus
+    from clparse.train.parallel import TrainSummary
+
+PathLike = str | Path
+Echo = Callable[[str], object]
+TEMPLATE_NAMES = ("child-extra", "head-of-child", "context-exists", "length", "none")
+
+
+def _quiet(_: str) -> None:
+    return None
+
+
+def guard_writable(db: PathLike) -> None:
+    """Refuse to write into a damaged file: SQLite's quick check of an existing, non-empty ``db``."""
+    from clparse.store.database import quick_check
+
+    path = Path(db)
+    if path.exists() and path.stat().st_size > 0:
+        quick_check(path)
+
+
+# --------------------------------------------------------------------- database
+
+
+def init(db: PathLike, echo: Echo = _quiet) -> Path:
+    """Create a training database, or upgrade an older one after a backup copy (``echo`` says which)."""
+    from clparse.store.database import init_database
+
+    guard_writable(db)  # an upgrade writes
+    return init_database(db, echo=echo)
+
+
+def check(db: PathLike) -> None:
+    """SQLite's integrity check of the whole file; raises :class:`~clparse.errors.DatabaseError` if damaged."""
+    from clparse.store.database import integrity_check
+
+    integrity_check(db)
+
+
+def backup(db: PathLike, target: PathLike) -> int:
+    """A consistent copy of ``db`` in the new file ``target`` (safe while training writes); its size in bytes."""
+    from clparse.store.database import backup_database
+
+    return backup_database(db, target)
+
+
+def sql(db: PathLike, query: str, fmt: str = "table", *, write: bool = False) -> str:
+    """The rows of ``query`` as text (``table``, ``csv`` or ``json``); read-only unless ``write``."""
+    from clparse.query import run_query
+
+    if write:
+        guard_writable(db)
+    return run_query(db, query, fmt=fmt, write=write)
+
+
+def sql_shell(db: PathLike, *, write: bool = False) -> None:
+    """An interactive SQL shell on ``db`` (read-only unless ``write``)."""
+    from clparse.query import interactive_shell
+
+    if write:
+        guard_writable(db)
+    interactive_shell(db, write=write)
+
+
+# --------------------------------------------------------------------- preparing and training
+
+
+def feature_config(context: int = 2, templates: Sequence[str] = ()) -> FeatureConfig:
+    """The feature templates: every richer one unless some are named (``none``: the paper's alone)."""
+    from clparse.features.space import RICHER, FeatureConfig
+
+    unknown = sorted(set(templates) - set(TEMPLATE_NAMES))
+    if unknown:
+        raise ParameterError("templates", f"unknown template {unknown[0]!r}; choose from {', '.join(TEMPLATE_NAMES)}")
+    if not templates:
+        return FeatureConfig(context=context)
+    if "none" in templates and len(set(templates)) > 1:
+        raise ParameterError("templates", "'none' cannot be combined with other templates")
+    chosen = {t.replace("-", "_") for t in templates}
+    return FeatureConfig(context=context, **{name: name in chosen for name in RICHER})
+
+
+@dataclass
+class PrepareProgress:
+    """Callbacks of :func:`prepare`: ``start(total)`` and ``sentences(n)`` while generating examples,
+    ``fold(k)`` as each jackknife fold's tagger is trained."""
+
+    start: Callable[[int], object] | None = None
+    sentences: Callable[[int], object] | None = None
+    fold: Callable[[int], object] | None = None
+
+
+def prepare(db: PathLike, train: Sequence[PathLike], dev: Sequence[PathLike] = (), *, max_words: int | None = 15,
+            seed: int = 0, order: str = "random", context: int = 2, max_children: int = 5, vocab_min: int = 5,
+            skip_steps: Sequence[str] = (), constraints: bool = True, unknown_words: str = "unk",
+            templates: Sequence[str] = (), tagger: str = "crf", train_tags: str = "gold", folds: int = 10,
+            fold_order: str = "interleaved", jobs: int = 1, tagger_iterations: int | None = None,
+            progress: PrepareProgress | None = None, echo: Echo = _quiet, warn: Echo = _quiet) -> PrepareSummary:
+    """Preprocess the treebank files, store every training example, train the run's POS tagger.
+
+    ``max_words`` None or 0 keeps every sentence. Running it again with the same inputs does nothing;
+    with other inputs or settings it refuses. A database this call created is removed again if it fails.
+    """
+    from clparse.examples.prepare import PrepareSettings
+    from clparse.examples.prepare import prepare as prepare_run
+    from clparse.store.database import new_or_existing
+
+    settings = PrepareSettings(max_words=max_words or None, seed=seed, max_children=max_children,
+                               vocab_min=vocab_min, features=feature_config(context, templates),
+                               skip_steps=tuple(skip_steps), constraints=constraints, unknown_words=unknown_words,
+                               tagger=tagger, train_tags=train_tags, folds=folds, fold_order=fold_order,
+                               tagger_iterations=tagger_iterations, order=order)
+    progress = progress or PrepareProgress()
+    guard_writable(db)
+    with new_or_existing(db, echo=echo, warn=warn):
+        return prepare_run(db, train, dev, settings, progress=progress.sentences, total=progress.start, jobs=jobs,
+                           on_fold=progress.fold)
+
+
+@dataclass
+class TrainOptions:
+    """The settings of :func:`train` a run keeps per label (fixed at a label's first iteration).
+
+    None means: what the run's labels were started with, else the default (``rule`` mrl, ``smoothing``
+    0.5 for mrl, ``sample`` exact, ``sample_seed`` 0).
+    """
+
+    loss: str = "logistic"
+    stumps: bool = False
+    max_depth: int | None = None
+    checkpoint_every: int = 50
+    smoothing: float | None = None
+    rule: str | None = None
+    sample: int | None = None
+    sample_seed: int | None = None
+
+
+def boost_settings(db: PathLike, options: TrainOptions) -> Any:
+    """The :class:`~clparse.boost.BoostSettings` of a (re)started run: options left None are taken from the
+    labels already started (defaults changed since some runs began: resuming must not need old values)."""
+    from clparse.boost import BoostSettings
+    from clparse.train.parallel import started_settings
+
+    if options.stumps and options.max_depth not in (None, 1):
+        raise ParameterError("max_depth", "stumps means a depth of 1")
+    started = started_settings(db)
+    rule = options.rule or (started.rule if started else BoostSettings().rule)
+    smoothing = options.smoothing
+    if smoothing is None and started is not None and started.rule == rule:
+        smoothing = started.smoothing  # None otherwise: the rule's own default
+    sample = options.sample if options.sample is not None else (started.sample if started else None)
+    sample_seed = options.sample_seed
+    if sample_seed is None:
+        sample_seed = started.sample_seed if started is not None else 0
+    return BoostSettings(loss=options.loss, max_depth=1 if options.stumps else options.max_depth,
+                         checkpoint_every=options.checkpoint_every, smoothing=smoothing, rule=rule, sample=sample,
+                         sample_seed=sample_seed)
+
+
+@dataclass
+class TrainPlan:
+    """What :func:`train` is about to do, given to ``on_start`` before the first label loads."""
+
+    labels: list[str]
+    stop: str  # the stop rule in words
+    where: str  # "2 at a time", or the Dask cluster
+
+
+def train(db: PathLike, labels: Sequence[str] | None = None, *, until_theta: float | None = None,
+          max_iterations: int | None = None, max_splits: int | None = None, jobs: int = 1, dask: str | None = None,
+          dask_batch: int = 50, options: TrainOptions | None = None,
+          should_stop: Callable[[], bool] = lambda: False, on_start: Callable[[TrainPlan], object] | None = None,
+          on_iteration: Callable[[str, Any], object] | None = None,
+          on_poll: Callable[[], object] | None = None) -> TrainSummary:
+    """Boost each label's trees until the stop rule (default: the Θ floor), resumably.
+
+    Every iteration is committed in one transaction; calling it again resumes every label where it
+    stopped, with trees identical to an uninterrupted run. ``should_stop`` is polled between iterations.
+    """
+    from clparse.train import StopRule
+    from clparse.train import train as train_labels
+    from clparse.train.parallel import resolve
+
+    if dask is not None and jobs != 1:
+        raise ParameterError("jobs", "is for training on this machine; with dask the cluster's workers train")
+    if dask is not None:
+        from clparse.train.cluster import check_address, require_dask
+
+        check_address(dask)
+        require_dask()  # one line saying how to install it, before anything slow
+    guard_writable(db)
+    settings = boost_settings(db, options or TrainOptions())
+    chosen, rule = resolve(db, list(labels) if labels else None, StopRule(until_theta, max_iterations, max_splits),
+                           settings)
+    if on_start is not None:
+        where = f"on the Dask cluster {dask}" if dask else f"{jobs} at a time"
+        on_start(TrainPlan(chosen, rule.describe(), where))
+    return train_labels(db, chosen, settings, rule, jobs, should_stop=should_stop, on_iteration=on_iteration,
+                        on_poll=on_poll, dask=dask, batch_iterations=dask_batch)
+
+
+def status(db: PathLike, labels: Sequence[str] | None = None) -> list[LabelStatus]:
+    """Per label: iteration, Θ, splits, loss, examples/s, state, last update (also while training runs)."""
+    from clparse.train import label_status
+
+    rows = label_status(db)
+    return [r for r in rows if labels is None or r.label in labels]
+
+
+# --------------------------------------------------------------------- calibrating
+
+
+def calibration_settings(db: PathLike, beam: int = 1000, max_pops: int = 10_000, aggregator: str = "maxmin",
+                         tags: str | None = None) -> CalibrationSettings:
+    """The search and tag settings of a calibration (``tags`` None: the tagger's for a jackknifed run, else gold)."""
+    from clparse.calibrate.run import CalibrationSettings, default_tags
+
+    return CalibrationSettings(beam, max_pops, aggregator, tags or default_tags(db))
+
+
+def calibration_grid(db: PathLike, thetas: Sequence[float] | None = None, points: int = 12) -> list[float]:
+    """The Θ̂ values to calibrate at: ``thetas``, or up to ``points`` stored Θ values every label is trained past."""
+    from clparse.calibrate.run import default_grid
+
+    if thetas is not None and not all(0 <= t < float("inf") for t in thetas):
+        raise ParameterError("thetas", "give finite numbers ≥ 0")
+    return list(thetas) if thetas else default_grid(db, points)
+
+
+def calibrate(db: PathLike, dev: Sequence[PathLike] = (), thetas: Sequence[float] | None = None, *,
+              settings: CalibrationSettings | None = None,
+              on_sentence: Callable[[float, int, int], object] | None = None,
+              should_stop: Callable[[], bool] = lambda: False) -> CalibrationResult:
+    """Parse the dev set (``dev`` files, else the stored dev split) at each Θ̂ of ``thetas`` (default: the
+    grid of :func:`calibration_grid`), store the scores, mark the best; resumes at the first unfinished Θ̂."""
+    from clparse.calibrate.run import calibrate as calibrate_run
+
+    guard_writable(db)  # calibration writes its scores
+    settings = settings or calibration_settings(db)
+    grid = list(thetas) if thetas else calibration_grid(db)
+    return calibrate_run(db, dev, grid, settings, on_sentence=on_sentence, should_stop=should_stop)
+
+
+def calibrate_per_label(db: PathLike, *, settings: CalibrationSettings | None = None, passes: int = 2,
+                        on_trial: Callable[[str, float, float, bool], object] | None = None,
+                        should_stop: Callable[[], bool] = lambda: False) -> PerLabelResult:
+    """Coordinate ascent over each label's Θ̂ on the stored dev set, from the best global Θ̂ (resumable)."""
+    from clparse.calibrate.per_label import calibrate_per_label as per_label_run
+
+    guard_writable(db)
+    settings = settings or calibration_settings(db)
+    return per_label_run(db, settings, passes, on_trial=on_trial, should_stop=should_stop)
+
+
+def report(db: PathLike, labels: bool = False, plot: PathLike | None = None) -> str:
+    """Every calibration as text (with per-label F1 at the best Θ̂ if ``labels``); draws Figure 2 to ``plot``."""
+    from clparse.calibrate.report import draw_figure, format_report
+
+    text = format_report(db, labels)
+    if plot is not None:
+        draw_figure(db, plot)
+    return text
+
+
+# --------------------------------------------------------------------- parsing and tagging
+
+
+def check_readable(db: PathLike) -> None:
+    """``db`` is a clparse database of this version and undamaged (a wrong path is named before a slow load;
+    damage anywhere is reported, not only in the pages a parse happens to read)."""
+    from clparse.store.database import check_database, quick_check
+
+    check_database(db, upgrade=False)
+    quick_check(db)
+
+
+def open_parser(db: PathLike, theta: float | str = "best", *, beam: int = 1000, max_pops: int = 10_000,
+                aggregator: str = "maxmin", max_words: int = 100, checked: bool = False) -> Parser:
+    """The parser rebuilt from ``db`` at Θ̂ ``theta`` (a number ≥ 0 or "best"), after :func:`check_readable`
+    (unless ``checked``: the caller already has)."""
+    from clparse.parser import Parser
+
+    if theta != "best" and not (isinstance(theta, (int, float)) and 0 <= theta < float("inf")):
+        raise ParameterError("theta", f"{theta!r}: give a finite number ≥ 0 or 'best'")
+    if not checked:
+        check_readable(db)
+    return Parser.from_db(db, theta=theta, beam=beam, max_pops=max_pops, aggregator=aggregator,
+                          max_words=max_words)
+
+
+@dataclass
+class ParseTally:
+    """What :func:`parse` met: sentences, flat fallback trees and greedy completions at the pop cap."""
+
+    sentences: int = 0
+    fallbacks: int = 0
+    completions: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def known_tags(db: PathLike) -> set[str]:
+    """Every POS tag the run's features know, plus the punctuation tags preprocessing sets aside."""
+    from clparse.preprocess import PUNCTUATION_TAGS
+    from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG
+    from clparse.store.database import Database
+    from clparse.store.runs import Runs
+
+    with Database(db, readonly=True) as database:
+        seen = Runs(database).feature_values("headtag")
+    return seen | PUNCTUATION_TAGS | {EMPTY_ELEMENT_TAG}
+
+
+def read_input(files: Sequence[str], input_format: str = "tokens", warn: Echo = _quiet,
+               tags: set[str] | None = None) -> Iterator[Any]:
+    """Sentences from ``files`` (``-`` is stdin) in ``input_format`` (tokens, tagged or ptb)."""
+    from clparse.read.sentences import read_sentences
+
+    return read_sentences(files, input_format, warn, known_tags=tags)
+
+
+def parse(db: PathLike | Parser, files: Sequence[str] = ("-",), input_format: str = "tokens", *,
+          theta: float | str = "best", warn: Echo = _quiet, tally: ParseTally | None = None,
+          **search: Any) -> Iterator[ParseResult]:
+    """Parse every sentence of ``files`` in order; a flat fallback tree or a greedy completion at the pop
+    cap is reported through ``warn`` (and counted in ``tally``). ``search``: beam, max_pops, aggregator,
+    max_words, as :func:`open_parser` takes them; ``db`` may also be a parser already open."""
+    from clparse.parser import Parser
+
+    parser = db if isinstance(db, Parser) else open_parser(db, theta, **search)
+    tags = known_tags(parser.source) if input_format == "tagged" and parser.source is not None else None
+    tally = tally if tally is not None else ParseTally()
+    for sentence in read_input(files, input_format, warn, tags):
+        result = parser.parse(sentence)
+        tally.sentences += 1
+        if result.fallback is not None and sentence:  # an empty line was warned about when read
+            tally.fallbacks += 1
+            warn(f"sentence {tally.sentences}: flat tree ({result.fallback})")
+        if result.completion is not None:
+            tally.completions += 1
+            warn(f"sentence {tally.sentences}: {result.completion} (raise max_pops to search further)")
+        yield result
+
+
+def count_input(files: Sequence[str], input_format: str = "tokens") -> int | None:
+    """How many sentences ``files`` hold (None for stdin, which can be read only once); reading them all
+    checks the whole input before anything slow starts."""
+    from clparse.read.sentences import count_sentences
+
+    if "-" in files:
+        if input_format == "ptb":
+            raise ParameterError("input_format", "ptb needs file names (it cannot read stdin)")
+        return None
+    return count_sentences(files, input_format)
+
+
+def tag(db: PathLike, files: Sequence[str] = ("-",)) -> Iterator[list[tuple[str, str]]]:
+    """Tag tokenized text with the run's stored tagger: one sentence per line in, (word, tag) pairs out."""
+    from clparse.read.sentences import read_sentences
+
+    tagger = _tagger(db)
+    for sentence in read_sentences(files, "tokens"):
+        words = [str(w) for w in sentence]
+        yield list(zip(words, tagger.tag(words))) if words else []
+
+
+def evaluate_tags(db: PathLike, gold: Sequence[PathLike]) -> TaggingReport:
+    """The stored tagger against the tags of gold treebank files: accuracy, speed, confusions."""
+    from clparse.read import read_trees
+    from clparse.tag.evaluate import evaluate_tagger
+    from clparse.tag.stored import NONE_TAG
+
+    tagger = _tagger(db)
+    sentences = ([(w, t) for w, t in tree.tagged_words() if t != NONE_TAG] for path in gold for tree in read_trees(path))
+    return evaluate_tagger(tagger, sentences)
+
+
+def _tagger(db: PathLike) -> Any:
+    from clparse.tag.stored import load_tagger
+
+    tagger = load_tagger(db)
+    if tagger is None:
+        raise ConfigurationError(f"{db} has no tagger; run prepare again with the same inputs to add one")
+    return tagger

@@ -1,0 +1,119 @@
+"""`clparse calibrate` and `clparse report`: Θ̂ chosen on the dev set, and what was measured."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from clparse import api
+from clparse.cli.core import main
+from clparse.cli.options import DB_OPTION, TREEBANK, ManyValues, search_options, stop_request, treebank_files
+
+
+def _thetas(ctx: click.Context, param: click.Parameter, value: str | None) -> list[float] | None:
+    if value is None:
+        return None
+    try:
+        thetas = [float(x) for x in value.split(",") if x.strip()]
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a comma-separated list of numbers", ctx, param) from None
+    if not thetas or not all(0 <= t < float("inf") for t in thetas):
+        raise click.BadParameter(f"{value!r}: give finite numbers ≥ 0", ctx, param)
+    return thetas
+
+
+@main.command("calibrate", cls=ManyValues)
+@DB_OPTION
+@click.option("--dev", "dev", multiple=True, type=TREEBANK, callback=treebank_files,
+              help="Dev treebank files or directories (several after one --dev; default: the dev split "
+                   "stored by prepare).")
+@click.option("--thetas", default=None, metavar="X,Y,...", callback=_thetas,
+              help="Θ̂ values to try (default: up to --points stored Θ values at which every label is trained).")
+@click.option("--points", type=click.IntRange(min=1), default=12, show_default=True,
+              help="Size of the default grid.")
+@search_options
+@click.option("--tags", type=click.Choice(["gold", "tagger"]), default=None,
+              help="Parse the dev set with its gold tags or with the stored tagger's. Default: the tagger's if "
+                   "the run was prepared with --train-tags jackknife (then --theta best is calibrated on what "
+                   "raw text looks like), else gold.")
+@click.option("--per-label", is_flag=True,
+              help="After the global calibration with these settings: coordinate ascent over each label's Θ̂ "
+                   "on the stored dev set (one trial per committed row; resumable).")
+@click.option("--passes", type=click.IntRange(min=1), default=2, show_default=True,
+              help="With --per-label: most passes over the labels (it stops early when a pass changes nothing).")
+def calibrate_command(db: Path, dev: tuple[Path, ...], thetas: list[float] | None, points: int, beam: int,
+                      max_pops: int, aggregator: str, tags: str | None, per_label: bool, passes: int) -> None:
+    """Parse the dev set at each candidate Θ̂, store the scores, and mark the best Θ̂.
+
+    Each finished Θ̂ is committed at once: stopped (Ctrl-C) or killed, the same command resumes
+    at the first unfinished Θ̂. `clparse parse --theta best` then uses the best one. With
+    --per-label, each label's Θ̂ is then tuned on the dev set, starting from the best global Θ̂
+    (`--theta best` then uses a Θ̂ per label).
+
+    \b
+    clparse calibrate --db db/quickstart.sqlite --beam 1 --points 8
+    """
+    from clparse.calibrate.report import format_points
+    from clparse.progress import Progress
+
+    api.guard_writable(db)  # before the grid is read: a damaged file is named first
+    settings = api.calibration_settings(db, beam, max_pops, aggregator, tags)
+    if per_label:
+        if dev or thetas:
+            raise click.UsageError("--per-label tunes the stored dev set's calibration: no --dev or --thetas")
+        _calibrate_per_label(db, settings, passes)
+        return
+    grid = api.calibration_grid(db, thetas, points)
+    click.echo(f"calibrating at {len(grid)} Θ̂ value(s): {', '.join(f'{t:.4g}' for t in grid)}", err=True)
+    flag = stop_request("Θ̂ (an unfinished one is parsed again)", "clparse calibrate")
+    bar = Progress("calibrating", None, "sentences")
+
+    def progress(theta: float, done: int, total: int) -> None:
+        if bar.total is None:  # finished Θ̂ values are read back, not parsed: the total may overstate
+            bar.total = total * len(grid)
+        bar.update(1, f"Θ̂ = {theta:.4g}")
+
+    with bar:
+        result = api.calibrate(db, dev, grid, settings=settings, on_sentence=progress, should_stop=flag)
+    for theta, why in result.skipped.items():
+        click.echo(f"warning: Θ̂ = {theta:g} skipped, not every label is trained past it ({why})", err=True)
+    click.echo(format_points(result.points, result.best_theta))
+    if flag.requested:
+        click.echo("stopped; run the same command again to resume", err=True)
+
+
+def _calibrate_per_label(db: Path, settings: api.CalibrationSettings, passes: int) -> None:
+    flag = stop_request("trial", "clparse calibrate --per-label")
+
+    def trial(label: str, theta: float, f1: float, accepted: bool) -> None:
+        click.echo(f"{label:<8} Θ̂ {theta:<10.4g} F1 {f1:6.2f}{'  kept' if accepted else ''}", err=True)
+
+    result = api.calibrate_per_label(db, settings=settings, passes=passes, on_trial=trial, should_stop=flag)
+    moved = {label: t for label, t in result.thetas.items() if t != result.start_theta}
+    click.echo(f"per-label Θ̂ from Θ̂ = {result.start_theta:.4g} (F1 {result.start_f1:.2f}): F1 {result.f1:.2f} after "
+               f"{result.replayed + result.trials} trial(s) ({result.replayed} read back)")
+    for label, theta in sorted(moved.items()):
+        click.echo(f"  {label:<8} {theta:.4g}")
+    if flag.requested or result.stopped:
+        click.echo("stopped; run the same command again to resume", err=True)
+
+
+@main.command("report")
+@DB_OPTION
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE.png",
+              help="Also draw the paper's Figure 2 (F1 against Θ̂ and against total splits).")
+@click.option("--labels", "show_labels", is_flag=True, help="Also print per-label F1 at the best Θ̂.")
+def report_command(db: Path, plot: Path | None, show_labels: bool) -> None:
+    """Print every calibration: Θ̂, trees, splits, recall, precision, F1, and the best Θ̂."""
+    click.echo(api.report(db, show_labels, plot))
+    if plot is not None:
+        click.echo(f"figure written to {plot}")
+
+
+@main.command("quickstart")
+def quickstart_command() -> None:
+    """Run the pipeline on the bundled GUM sample and print what each step did."""
+    from clparse.quickstart import run_quickstart
+
+    run_quickstart(echo=click.echo)

@@ -1,0 +1,75 @@
+"""`clparse init`, `sql`, `backup`, `check`: the database file itself."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from clparse import api
+from clparse.cli.core import Command, main
+from clparse.cli.options import DB_OPTION
+
+
+@main.command("init")
+@DB_OPTION
+def init_command(db: Path) -> None:
+    """Create a training database, or upgrade an older one (after a backup copy)."""
+    api.init(db, echo=click.echo)
+    click.echo(f"{db}: ready")
+
+
+class SqlCommand(Command):
+    """Lets a query start with ``--``: a pasted README example begins with an SQL comment, which click
+    would otherwise read as an unknown option. An argument starting with ``-`` that holds a space
+    or a line break cannot be an option, so it is the query."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        queries = [a for a in args if a.startswith("-") and any(c.isspace() for c in a)]
+        if queries and "--" not in args:
+            args = [a for a in args if a not in queries] + ["--", *queries]
+        return super().parse_args(ctx, args)
+
+
+@main.command("sql", cls=SqlCommand)
+@DB_OPTION
+@click.argument("query", required=False)
+@click.option("--csv", "as_csv", is_flag=True, help="CSV output.")
+@click.option("--json", "as_json", is_flag=True, help="JSON output (a list of objects).")
+@click.option("--write", is_flag=True, help="Open read-write (default: read-only, so nothing can be changed).")
+def sql_command(db: Path, query: str | None, as_csv: bool, as_json: bool, write: bool) -> None:
+    """Run QUERY on the database, or open an interactive SQL shell without one.
+
+    QUERY may hold several statements (each one's rows are printed in turn) and may start with a
+    `-- comment`, so the README's examples can be pasted as they are. Without --write nothing is
+    written anywhere: no ATTACH or VACUUM INTO, no pragma that sets something, and the shell has
+    no .open, .backup, .output, .py or .shell. See the README for ready-made queries.
+
+    \b
+    clparse sql --db db/quickstart.sqlite "SELECT name, candidates, positives FROM labels"
+    """
+    if query is None:
+        api.sql_shell(db, write=write)
+        return
+    click.echo(api.sql(db, query, fmt="csv" if as_csv else "json" if as_json else "table", write=write), nl=False)
+
+
+@main.command("backup", short_help="Copy the database to a new file (safe while training runs).")
+@DB_OPTION
+@click.argument("target", type=click.Path(dir_okay=False, path_type=Path))
+def backup_command(db: Path, target: Path) -> None:
+    """Copy the database to TARGET (a new file), consistently, also while training writes to it.
+
+    Uses SQLite's backup API: the copy is one snapshot of committed data, never a half-written
+    iteration. TARGET must not exist yet.
+    """
+    size = api.backup(db, target)
+    click.echo(f"{db} backed up to {target} ({size / 1e6:,.1f} MB)")
+
+
+@main.command("check", short_help="Check the database file for damage.")
+@DB_OPTION
+def check_command(db: Path) -> None:
+    """Check the database file for damage (SQLite's integrity check); exit status 1 if damaged."""
+    api.check(db)
+    click.echo(f"{db}: ok")

@@ -1,0 +1,103 @@
+"""`clparse eval` and `clparse compare`: PARSEVAL as EVALB computes it, and the paired significance test."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from clparse.cli.core import main
+from clparse.cli.options import EXISTING_FILE
+
+
+def _params(prm: Path | None, collins: bool) -> Any:
+    from clparse.evaluate import EvalbParams
+
+    if prm is not None:
+        return EvalbParams.from_prm_file(prm)
+    return EvalbParams.collins() if collins else EvalbParams()
+
+
+_eval_options = [
+    click.option("--prm", type=EXISTING_FILE, default=None,
+                 help="An EVALB parameter file to use instead of the built-in settings."),
+    click.option("--collins-prm", is_flag=True,
+                 help="Use COLLINS.prm exactly (a ROOT wrapper then counts as a bracket)."),
+    click.option("--one-per-line", is_flag=True,
+                 help="Read test files as EVALB does: one parse per line, a blank line is a failed parse."),
+]
+
+
+def _with_eval_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed(_eval_options):
+        func = option(func)
+    return func
+
+
+@main.command("eval")
+@click.argument("gold", type=EXISTING_FILE)
+@click.argument("test", type=EXISTING_FILE)
+@_with_eval_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (totals, cut-off totals, per-length table).")
+@click.option("--by-length", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Also print scores per sentence length, in buckets of N words.")
+@click.option("--sentences", is_flag=True, help="Also print EVALB's per-sentence table.")
+def eval_command(gold: Path, test: Path, prm: Path | None, collins_prm: bool, one_per_line: bool,
+                 as_json: bool, by_length: int | None, sentences: bool) -> None:
+    """PARSEVAL scores of TEST against GOLD, computed exactly as EVALB does.
+
+    Defaults are EVALB's COLLINS.prm plus `DELETE_LABEL ROOT` (so a ROOT
+    wrapper is not counted, like TOP). Sentences with mismatched words are
+    reported and left out, as EVALB does; more than MAX_ERROR of them stop
+    the evaluation with exit status 1.
+    """
+    from clparse.evaluate import evaluate_files
+    from clparse.evaluate.report import format_by_length, format_sentences, format_summary
+
+    result = evaluate_files(gold, test, _params(prm, collins_prm), one_per_line=one_per_line)
+    for s in result.sentences:
+        if s.status == "error":
+            click.echo(f"warning: sentence {s.index}: {s.message}", err=True)
+    if result.all.skipped:
+        click.echo(f"warning: {result.all.skipped} empty parse(s) skipped, as EVALB does", err=True)
+    if as_json:
+        payload: dict[str, Any] = {"all": result.all.to_dict(), "cutoff_length": result.params.cutoff_length,
+                                   "short": result.short.to_dict()}
+        if by_length:
+            payload["by_length"] = {name: t.to_dict() for name, t in result.by_length(by_length)}
+        if sentences:
+            payload["sentences"] = [vars(s) for s in result.sentences]
+        click.echo(json.dumps(payload, indent=2))
+        return
+    if sentences:
+        click.echo(format_sentences(result))
+    click.echo(format_summary(result))
+    if by_length:
+        click.echo("\n" + format_by_length(result, by_length))
+
+
+@main.command("compare")
+@click.argument("gold", type=EXISTING_FILE)
+@click.argument("a", type=EXISTING_FILE)
+@click.argument("b", type=EXISTING_FILE)
+@_with_eval_options
+@click.option("--trials", type=click.IntRange(min=1), default=10_000, show_default=True,
+              help="Shuffling trials (the paper used 1,000,000).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed of the shuffles.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def compare_command(gold: Path, a: Path, b: Path, prm: Path | None, collins_prm: bool, one_per_line: bool,
+                    trials: int, seed: int, as_json: bool) -> None:
+    """Is parser A better than parser B on GOLD? Paired stratified shuffling test (paper §3).
+
+    Prints recall, precision and F1 of both and a two-sided p-value for each difference.
+    """
+    from clparse.evaluate import compare, evaluate_files
+    from clparse.evaluate.report import format_comparison
+
+    params = _params(prm, collins_prm)
+    result = compare(evaluate_files(gold, a, params, one_per_line=one_per_line),
+                     evaluate_files(gold, b, params, one_per_line=one_per_line), trials=trials, seed=seed)
+    click.echo(json.dumps(result.to_dict(), indent=2) if as_json else format_comparison(result))

@@ -1,0 +1,106 @@
+"""Option types and decorators that several commands share."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from clparse.cli.core import Command
+from clparse.errors import ClparseError
+
+EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+TREEBANK = click.Path(exists=True, path_type=Path)  # a file, or a directory of *.ptb / *.mrg files
+DB_OPTION = click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=Path("db/clparse.sqlite"),
+                         show_default=True, help="The training database.")
+
+
+def treebank_files(ctx: click.Context, param: click.Parameter, value: tuple[Path, ...]) -> tuple[Path, ...]:
+    """Directories given for treebank files stand for their *.ptb and *.mrg files."""
+    from clparse.read.paths import treebank_files as expand
+
+    try:
+        return tuple(expand(value))
+    except ClparseError as exc:
+        raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+
+
+class ManyValues(Command):
+    """``--train a.ptb b.ptb`` (what a shell glob gives) means ``--train a.ptb --train b.ptb``.
+
+    Click options take one value each; this command rewrites the arguments so that the words
+    following one of :attr:`options` up to the next option all belong to it.
+    """
+
+    options: tuple[str, ...] = ("--train", "--dev")
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        out: list[str] = []
+        current: str | None = None
+        taken = 0
+        for n, arg in enumerate(args):
+            if arg == "--":
+                out += args[n:]
+                break
+            if arg in self.options:
+                current, taken = arg, 0
+                out.append(arg)
+            elif current is not None and not arg.startswith("-"):
+                out += [arg] if taken == 0 else [current, arg]
+                taken += 1
+            else:
+                current = None
+                out.append(arg)
+        return super().parse_args(ctx, out)
+
+
+def step_names() -> tuple[str, ...]:
+    from clparse.preprocess import STEP_NAMES
+
+    return tuple(STEP_NAMES)
+
+
+class Theta(click.ParamType):
+    """Θ̂: a number ≥ 0, or "best" (the calibrated one). Checked before anything is loaded."""
+
+    name = "theta"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float | str:
+        if value == "best" or isinstance(value, float):
+            return value  # type: ignore[no-any-return]
+        try:
+            theta = float(value)
+        except ValueError:
+            self.fail(f"{value!r} is neither a number nor 'best'", param, ctx)
+        if not theta >= 0 or theta == float("inf"):
+            self.fail(f"{value!r}: Θ̂ must be a finite number ≥ 0", param, ctx)
+        return theta
+
+
+def search_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--beam, --max-pops and --aggregator, the same for every command that searches (parse, calibrate)."""
+    for option in reversed((
+        click.option("--beam", type=click.IntRange(min=1), default=1000, show_default=True,
+                     help="Agenda size; 1 parses greedily."),
+        click.option("--max-pops", type=click.IntRange(min=1), default=10_000, show_default=True,
+                     help="After this many popped states, finish the sentence greedily from the best state "
+                          "(with a warning) instead of searching on."),
+        click.option("--aggregator", type=click.Choice(["maxmin", "sum"]), default="maxmin", show_default=True,
+                     help="Max-min confidence (the paper) or summed logistic loss (Eq. 15)."),
+    )):
+        command = option(command)
+    return command
+
+
+def stop_request(what: str, command: str) -> Any:
+    """Ctrl-C / SIGTERM: finish and commit the current ``what``, then stop; a second Ctrl-C gives up
+    waiting (the work in flight is lost, nothing stored is harmed)."""
+    from clparse.interrupt import StopRequest
+
+    def say() -> None:
+        click.echo(f"\nstopping after the current {what} (it is committed first); run `{command}` again "
+                   "to resume", err=True)
+
+    return StopRequest(say, second_interrupt_raises=True).install()

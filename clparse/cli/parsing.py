@@ -1,0 +1,98 @@
+"""`clparse parse` and `clparse tag`: the parser and the stored POS tagger on text."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from clparse import api
+from clparse.cli.core import main, with_options
+from clparse.cli.options import DB_OPTION, TREEBANK, ManyValues, Theta, search_options, treebank_files
+
+
+@main.command("parse")
+@DB_OPTION
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False, allow_dash=True))
+@click.option("--theta", type=Theta(), default="best", show_default=True, metavar="X|best",
+              help="Θ̂ at which to rebuild the classifiers, or 'best' (from `clparse calibrate`).")
+@search_options
+@click.option("--input-format", type=click.Choice(["tokens", "tagged", "ptb"]), default="tokens",
+              show_default=True, help="Lines of tokens (tagged by the stored tagger), lines of word/TAG, "
+                                      "or PTB trees (their gold tags are used).")
+@click.option("--max-words", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Longer sentences get a flat tree and a warning.")
+@click.option("-o", "--output", type=click.File("w", encoding="utf-8", lazy=True), default="-",
+              help="Where to write the trees (default: stdout).")
+def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_format: str, output: Any,
+                  **search: Any) -> None:
+    """Parse FILES (or stdin) with the parser rebuilt from the database at Θ̂.
+
+    Writes one PTB tree per input sentence, one per line, holding every input token in order
+    (tokens preprocessing sets aside, such as outer punctuation and quotes, are put back), so
+    EVALB can score it against the original gold trees. With tokens or tagged input, output line n
+    is the parse of input line n: an empty line gives (ROOT) and a warning. A label not trained
+    past Θ̂ is an error. Progress (with total and ETA for files) goes to stderr when it is a terminal.
+
+    \b
+    echo "The dog barked ." | clparse parse --db db/quickstart.sqlite
+    clparse parse --db db/quickstart.sqlite --input-format ptb dev.ptb -o dev.parsed
+    """
+    from clparse.progress import Progress, is_terminal
+    from clparse.read.ptb import format_tree
+
+    names = files or ("-",)
+    api.check_readable(db)
+    # Files are read once first: bad input is reported before the slow model load, and the count is the
+    # progress total (reading is thousands of times faster than parsing). Stdin can be read only once.
+    total = api.count_input(names, input_format)
+    parser = api.open_parser(db, theta, checked=True, **search)
+    shown = "per label" if parser.model.label_thetas else f"{parser.model.theta:g}"
+    click.echo(f"parser at Θ̂ = {shown}: {len(parser.model.labels)} labels, {parser.model.splits} splits", err=True)
+    # No progress line when the trees go to the same terminal: it would be torn by them.
+    trees_on_terminal = getattr(output, "name", "-") in ("-", "<stdout>") and is_terminal(sys.stdout)
+    bar = Progress("parsing", total, "sentences", enabled=is_terminal(sys.stderr) and not trees_on_terminal)
+
+    def warn(message: str) -> None:
+        if bar.enabled and bar.done:
+            click.echo("", err=True)  # keep the warning off the progress line
+        click.echo(f"warning: {with_options(message)}", err=True)
+
+    tally = api.ParseTally()
+    with bar:
+        for result in api.parse(parser, names, input_format, warn=warn, tally=tally):
+            output.write(format_tree(result.tree) + "\n")
+            bar.update()
+    click.echo(f"parsed {tally.sentences} sentence(s); {tally.fallbacks} flat fallback(s); {tally.completions} "
+               "completed greedily at the pop cap", err=True)
+
+
+@main.command("tag", cls=ManyValues)
+@DB_OPTION
+@click.argument("files", nargs=-1)
+@click.option("--eval", "gold", multiple=True, type=TREEBANK, callback=treebank_files,
+              help="Instead of tagging FILES: tag the words of these gold treebank files (or directories) and "
+                   "report accuracy, speed and the commonest confusions.")
+@click.option("--top", type=click.IntRange(min=0), default=20, show_default=True,
+              help="With --eval: how many (gold, tagged) confusions to list.")
+@click.option("--json", "as_json", is_flag=True, help="With --eval: print JSON.")
+def tag_command(db: Path, files: tuple[str, ...], gold: tuple[Path, ...], top: int, as_json: bool) -> None:
+    """Tag tokenized text with the run's stored POS tagger: one sentence per line in, word/TAG out.
+
+    Reads FILES (or stdin, or -) one sentence per line, tokens separated by spaces; writes the same
+    lines with each token as word/TAG (an empty line stays empty). With --eval GOLD, tags the words of
+    the gold trees instead and compares.
+
+    \b
+    echo "The dog barked ." | clparse tag --db db/quickstart.sqlite
+    clparse tag --db db/quickstart.sqlite --eval gum/dev
+    """
+    if gold:
+        report = api.evaluate_tags(db, gold)
+        click.echo(json.dumps(report.to_dict(top), indent=2) if as_json else report.format(top))
+        return
+    for tagged in api.tag(db, files or ("-",)):
+        click.echo(" ".join(f"{w}/{t}" for w, t in tagged))

@@ -1,0 +1,89 @@
+"""`clparse treebank`: look at treebank files (statistics, preprocessing)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+
+from clparse.cli.core import Group, main
+from clparse.cli.options import TREEBANK, step_names, treebank_files
+
+
+def _preprocess_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option("--skip-step", "skip_steps", multiple=True, type=click.Choice(step_names()),
+                        help="Switch off one preprocessing step (repeatable).")(func)
+    func = click.option("--max-words", type=click.IntRange(min=1), default=None,
+                        help="Keep sentences of at most N words, punctuation not counted.")(func)
+    return func
+
+
+def _read(files: Iterable[Path], skip_bad: bool) -> Iterator[Any]:
+    from clparse.read import ReadReport, read_treebank
+
+    report = ReadReport()
+    yield from read_treebank(files, skip_bad=skip_bad, report=report)
+    if report.skipped:
+        first = report.first_errors[0] if report.first_errors else "?"
+        click.echo(f"warning: skipped {report.skipped} malformed tree(s); first: {first}", err=True)
+
+
+@main.group(cls=Group)
+def treebank() -> None:
+    """Look at treebank files: statistics, preprocessing."""
+
+
+@treebank.command("stats")
+@click.argument("files", nargs=-1, required=True, type=TREEBANK, callback=treebank_files)
+@click.option("--preprocess/--raw", default=False, show_default=True,
+              help="Count after the Table 3 preprocessing steps (and the length filter).")
+@_preprocess_options
+@click.option("--skip-bad", is_flag=True, help="Skip malformed trees (and say how many) instead of stopping.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option("--bucket", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Width of the length-histogram buckets.")
+def treebank_stats_command(files: tuple[Path, ...], preprocess: bool, max_words: int | None,
+                           skip_steps: tuple[str, ...], skip_bad: bool, as_json: bool, bucket: int) -> None:
+    """Sentences, words, label counts and a length histogram of FILES."""
+    from clparse.preprocess import PreprocessConfig, PreprocessReport, preprocess_treebank
+    from clparse.read.stats import treebank_stats
+
+    trees: Iterable[Any] = _read(files, skip_bad)
+    report = None
+    if preprocess:
+        report = PreprocessReport()
+        config = PreprocessConfig.without(skip_steps, max_words=max_words)
+        trees = (p.tree for p in preprocess_treebank(trees, config, report))
+    stats = treebank_stats(trees)
+    if as_json:
+        payload = stats.to_dict()
+        if report is not None:
+            payload["preprocessing"] = report.to_dict()
+        click.echo(json.dumps(payload, indent=2))
+        return
+    if report is not None:
+        click.echo(report.format() + "\n")
+    click.echo(stats.format(bucket))
+
+
+@treebank.command("preprocess")
+@click.argument("files", nargs=-1, required=True, type=TREEBANK, callback=treebank_files)
+@_preprocess_options
+@click.option("-o", "--output", type=click.File("w", encoding="utf-8"), default="-",
+              help="Where to write the trees (default: stdout).")
+@click.option("--indented", is_flag=True, help="Indented trees instead of one per line.")
+@click.option("--skip-bad", is_flag=True, help="Skip malformed trees (and say how many) instead of stopping.")
+def treebank_preprocess_command(files: tuple[Path, ...], max_words: int | None, skip_steps: tuple[str, ...],
+                                output: Any, indented: bool, skip_bad: bool) -> None:
+    """Write FILES after preprocessing (Table 3), with a report of what changed on stderr."""
+    from clparse.preprocess import PreprocessConfig, PreprocessReport, preprocess_treebank
+    from clparse.read import write_trees
+
+    report = PreprocessReport()
+    config = PreprocessConfig.without(skip_steps, max_words=max_words)
+    write_trees((p.tree for p in preprocess_treebank(_read(files, skip_bad), config, report)), output,
+                indented=indented)
+    click.echo(report.format(), err=True)

@@ -1,0 +1,141 @@
+"""The Python API behaves as the commands do: guards, resume defaults, parameter errors; and the layers.
+
+``clparse.api`` holds one function per command; the command line only parses options and prints.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from clparse import api
+from clparse.cli import main
+from clparse.errors import DatabaseError, ParameterError
+from tests.conftest import read_rows
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def damage(db: Path, table: str) -> None:
+    """Overwrite the root page of ``table``'s b-tree with garbage, as a disk fault would."""
+    (root, page_size), = read_rows(db, f"SELECT (SELECT rootpage FROM sqlite_master WHERE name = '{table}'), "
+                                       "(SELECT page_size FROM pragma_page_size)")
+    with open(db, "r+b") as handle:
+        handle.seek((root - 1) * page_size)
+        handle.write(bytes([0x5A]) * page_size)
+
+
+@pytest.mark.parametrize("call", [
+    lambda db: api.train(db, until_theta=1.0),
+    lambda db: api.calibrate(db, thetas=[3.0]),
+    lambda db: api.init(db),
+    lambda db: api.sql(db, "DELETE FROM calibrations", write=True),
+    lambda db: api.prepare(db, [ROOT / "clparse" / "data" / "sample" / "train.ptb"]),
+])
+def test_every_writing_function_refuses_a_damaged_file(db_copy: Path, call: object) -> None:
+    damage(db_copy, "tree_nodes")
+    before = db_copy.read_bytes()
+    with pytest.raises(DatabaseError, match="damaged"):
+        call(db_copy)  # type: ignore[operator]
+    assert db_copy.read_bytes() == before
+
+
+def test_a_resumed_train_keeps_the_settings_its_labels_started_with(db_copy: Path) -> None:
+    """The fixture's labels started with the mrl rule and leaf smoothing 0.5; a resumed call that names
+    neither keeps both (the library, not only the command, owns this default)."""
+    started = api.boost_settings(db_copy, api.TrainOptions())
+    assert (started.rule, started.smoothing) == ("mrl", 0.5)
+    last = "SELECT max(iteration) FROM iterations JOIN labels ON labels.id = label_id WHERE name = 'ADVP'"
+    before = read_rows(db_copy, last)[0][0]
+    api.train(db_copy, ["ADVP"], max_iterations=before + 2)
+    assert read_rows(db_copy, last)[0][0] == before + 2
+    stored = {row[0] for row in read_rows(db_copy, "SELECT settings_json FROM label_training JOIN labels "
+                                                   "ON labels.id = label_id WHERE name = 'ADVP'")}
+    assert len(stored) == 1 and '"smoothing": 0.5' in stored.pop()
+    # Asked for explicitly, a different setting is refused by the stored one (not silently mixed).
+    with pytest.raises(Exception, match="smoothing|settings"):
+        api.train(db_copy, ["ADVP"], max_iterations=1000, options=api.TrainOptions(smoothing=0.0))
+
+
+def test_library_errors_name_parameters_and_the_cli_names_options(db_copy: Path) -> None:
+    with pytest.raises(ParameterError) as caught:
+        api.train(db_copy, until_theta=-1.0)
+    assert caught.value.parameter == "until_theta" and "--" not in str(caught.value)
+    done = CliRunner().invoke(main, ["train", "--db", str(db_copy), "--until-theta", "-1"])
+    assert done.exit_code == 2
+    assert "Usage: main train" in done.output or "Usage:" in done.output
+    assert "Invalid value for '--until-theta': must be positive, got -1" in done.output
+    with pytest.raises(ParameterError, match="templates"):
+        api.feature_config(templates=("none", "length"))
+
+
+def test_api_parse_equals_the_parser_and_counts_what_it_met(trained_db: Path, tmp_path: Path) -> None:
+    from clparse.parser import Parser
+
+    text = tmp_path / "in.txt"
+    text.write_text("The dog barked .\n\nShe saw the cat in the garden .\n", encoding="utf-8")
+    warnings: list[str] = []
+    tally = api.ParseTally()
+    trees = [str(r) for r in api.parse(trained_db, [str(text)], theta=3.0, beam=5, warn=warnings.append,
+                                       tally=tally)]
+    parser = Parser.from_db(trained_db, theta=3.0, beam=5)
+    assert trees == [str(parser.parse(line)) for line in text.read_text(encoding="utf-8").splitlines()]
+    assert tally.sentences == 3 and any("empty line" in w for w in warnings)
+    with pytest.raises(ParameterError, match="input_format"):
+        api.count_input(["-"], "ptb")
+
+
+def test_cli_and_api_tag_alike(trained_db: Path, tmp_path: Path) -> None:
+    text = tmp_path / "in.txt"
+    text.write_text("The dog barked .\n", encoding="utf-8")
+    done = CliRunner().invoke(main, ["tag", "--db", str(trained_db), str(text)])
+    assert done.exit_code == 0, done.output
+    (tagged,) = list(api.tag(trained_db, [str(text)]))
+    assert [w for w, _ in tagged] == ["The", "dog", "barked", "."]
+    assert done.output.split() == [f"{w}/{t}" for w, t in tagged]
+
+
+# --------------------------------------------------------------------- layers
+
+
+def imported(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module)  # and `from clparse import api` as clparse.api
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def offenders(packages: tuple[str, ...], forbidden: tuple[str, ...]) -> dict[str, list[str]]:
+    found = {}
+    for package in packages:
+        base = ROOT / package.replace(".", "/")
+        paths = sorted(base.rglob("*.py")) if base.is_dir() else [base.with_suffix(".py")]
+        for path in paths:
+            bad = sorted(m for m in imported(path) if m.startswith(forbidden))
+            if bad:
+                found[str(path.relative_to(ROOT))] = bad
+    return found
+
+
+def test_parsing_imports_nothing_of_training() -> None:
+    """The search, the rebuilt model, the features and the parser: no examples, boosting or training."""
+    assert offenders(("clparse.parser", "clparse.search", "clparse.rebuild", "clparse.features"),
+                     ("clparse.examples", "clparse.train", "clparse.boost", "clparse.calibrate",
+                      "clparse.api", "clparse.cli")) == {}
+
+
+def test_only_the_command_line_and_quickstart_sit_above_the_api() -> None:
+    below = tuple(f"clparse.{p.stem}" for p in (ROOT / "clparse").iterdir()
+                  if p.stem not in ("cli", "api", "quickstart", "__init__", "__pycache__"))
+    assert offenders(below, ("clparse.api", "clparse.cli", "clparse.quickstart")) == {}
+
+
+def test_the_layer_checks_can_fail() -> None:
+    assert offenders(("clparse.cli",), ("clparse.api",))  # the command line does call the api

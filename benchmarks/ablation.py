@@ -1,4 +1,4 @@
-"""The accuracy ablation of issue #11 on GUM (<= 15 words): one lever added per row, each measured.
+"""The accuracy ablation on GUM (<= 15 words): one lever added per row, each measured.
 
 Usage: python benchmarks/ablation.py [--out DIR] [--until-theta 2] [--jobs 2] [--beam 1000] [--rows N]
                                      [--trials 10000]

@@ -13,7 +13,7 @@ of GUM dev is kept in benchmarks/out/ and reused. Figures are printed, never ass
 With ``--max-words 15`` (the default): the dev F1 at the best Θ̂ with gold tags and with the stored
 tagger's tags, beside the paper (87.5 dev F1 on WSJ) and the PCFG baseline of benchmarks/pcfg.py.
 
-With ``--max-words 0`` (issue #13): prepare (wall time, peak memory, database size), train --jobs N
+With ``--max-words 0`` (every length): prepare (wall time, peak memory, database size), train --jobs N
 (wall time), calibrate on every --calibration-every-th dev sentence of every length at --beam, and
 then the numbers side by side: this all-length model and the --short-db model (each at its own
 calibrated Θ̂), each on GUM dev <= 15 words and on all of GUM dev, gold tags, at --beam; beside them
@@ -60,7 +60,7 @@ def files(split: str) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--db", type=Path, default=Path("benchmarks/out/gum.sqlite"))
-    parser.add_argument("--max-words", type=int, default=15, help="0: every length (issue #13's run)")
+    parser.add_argument("--max-words", type=int, default=15, help="0: every length")
     parser.add_argument("--until-theta", type=float, default=10.0)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--points", type=int, default=6)

@@ -5,7 +5,7 @@ Prints wall time (and how much of it is the POS tagger's training, stored in ``t
 sentences/s, examples per label before and after deduplication, non-zeros, bytes on disk and peak
 memory. With ``--compare`` it also checks that every stored table equals the one in OLD.sqlite
 (a database prepared from the same inputs by another clparse version), byte for byte.
-Targets (issue #10, printed beside, never asserted): >= 3x faster than 179 s, peak memory <= 2 GB.
+Targets (printed beside, never asserted): >= 3x faster than 179 s, peak memory <= 2 GB.
 """
 
 from __future__ import annotations

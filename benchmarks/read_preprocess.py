@@ -1,4 +1,4 @@
-"""Trees per second for reading and for preprocessing a treebank (issue #2's benchmark).
+"""Trees per second for reading and for preprocessing a treebank.
 
 Usage: python benchmarks/read_preprocess.py [FILES...]
 Default files: the GUM train split at ../shared/data/gum/train/*.ptb (not shipped with clparse).

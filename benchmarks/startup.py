@@ -1,4 +1,4 @@
-"""Start-up time of the command line (issue #14, item 13): how long a command takes before any work.
+"""Start-up time of the command line: how long a command takes before any work.
 
 Usage: python benchmarks/startup.py [--db PATH] [--runs 5]
 Times, as a subprocess from start to exit (wall clock, best and median of --runs): `clparse --help`,

@@ -1,4 +1,4 @@
-"""POS-tagger options on GUM (issue #12): each trained on GUM train, measured on GUM dev.
+"""POS-tagger options on GUM: each trained on GUM train, measured on GUM dev.
 
 Usage: python benchmarks/tagging.py [--options perceptron,crf] [--c1 0.2] [--c2 0.001] [--iterations 150]
                                     [--passes 2] [--limit N] [--save DIR]

@@ -1,4 +1,4 @@
-"""Benchmark of boosting on the NP examples of GUM train (<= 15 words): issue #4's targets.
+"""Benchmark of boosting on the NP examples of GUM train (<= 15 words): speed and memory per iteration (docs/boosting.md).
 
 Usage: python benchmarks/train.py [--db benchmarks/out/prepare-gum.sqlite] [--label NP] [--iterations 20]
                                   [--lightgbm-seconds 300]

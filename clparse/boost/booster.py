@@ -34,16 +34,16 @@ class BoostSettings:
     max_depth: int | None = None  # 1 = decision stumps (paper §3.4); None = grown until no leaf reaches Θ
     epsilon: float = 1e-8
     checkpoint_every: int = 50  # keep the margin vector every N iterations (SQL weights at any iteration)
-    # Leaf smoothing (issue #11): ε^t = epsilon + smoothing × the mean weight of a candidate example at
+    # Leaf smoothing (Schapire & Singer's ε; measured in docs/accuracy.md): ε^t = epsilon + smoothing × the mean weight of a candidate example at
     # iteration t (Σ w / Σ m). Schapire & Singer (1999) suggest ε = 1/(2N) for weights summing to 1,
     # i.e. smoothing = 0.5, the default since the ablation measured it +0.74 F1 (docs/accuracy.md).
     # 0 keeps the paper's fixed ε. None: the rule's default (0.5 for mrl, 0 for l1), resolved at once.
     smoothing: float | None = None
-    # How trees are grown (issue #11): "mrl", the paper's (ΔZ splits under Θ, κ = ½ ln(W+/W−)), or "l1",
+    # How trees are grown: "mrl", the paper's (ΔZ splits under Θ, κ = ½ ln(W+/W−)), or "l1",
     # the authors' 2006 release (|W+ − W−| gains and confidences under an ℓ1 penalty λ that takes Θ's place;
     # see clparse.boost.l1). Logistic loss only.
     rule: str = "mrl"
-    # Split search on a priority sample of at most this many distinct examples per tree (issue #13; the
+    # Split search on a priority sample of at most this many distinct examples per tree (the
     # authors' release used 100,000), leaf confidences still from all (clparse.boost.sampling). None: exact.
     sample: int | None = None
     sample_seed: int = 0  # the sample of iteration t is drawn from a generator seeded (sample_seed, t)

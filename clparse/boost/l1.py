@@ -1,4 +1,4 @@
-"""Trees under an ℓ1 penalty (Turian & Melamed's 2006 release; issue #11): confidences that do not memorise.
+"""Trees under an ℓ1 penalty (Turian & Melamed's 2006 release): confidences that do not memorise.
 
 Where the 2005 paper's MRL rule splits on loss reduction ΔZ and gives a leaf κ = ½ ln(W+/W−), here the
 penalty λ plays the part of Θ, and both the splits and the confidences pay it:

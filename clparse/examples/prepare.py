@@ -54,10 +54,10 @@ class PrepareSettings:
     vocab_min: int = 5
     features: FeatureConfig = field(default_factory=FeatureConfig)
     skip_steps: tuple[str, ...] = ()
-    constraints: bool = True  # no punctuation at a span edge, ROOT only unary (issue #11; on since it measured better)
-    unknown_words: str = "unk"  # rare words: one "unk", or "signatures" (shape and suffix, issue #11)
-    tagger: str = "crf"  # the run's POS tagger: crf or perceptron (issue #12)
-    train_tags: str = "gold"  # training trees' leaves: gold tags, or jackknifed tagger tags (issue #12)
+    constraints: bool = True  # no punctuation at a span edge, ROOT only unary (on since it measured better: docs/accuracy.md)
+    unknown_words: str = "unk"  # rare words: one "unk", or "signatures" (shape and suffix)
+    tagger: str = "crf"  # the run's POS tagger: crf or perceptron (docs: README, tagging)
+    train_tags: str = "gold"  # training trees' leaves: gold tags, or jackknifed tagger tags (paper Table 3)
     folds: int = 10  # jackknife folds
     fold_order: str = "interleaved"  # how sentences are dealt into folds (clparse.tag.jackknife)
     tagger_iterations: int | None = None  # None: the tagger's default (CRF 150, perceptron 5)

@@ -2,7 +2,7 @@
 
 The vocabulary is data built from the training sentences and kept with the
 model, so parsing normalizes words exactly as training did. With
-``signatures`` (issue #11) a rare word becomes an *UNK signature* instead of
+``signatures`` a rare word becomes an *UNK signature* instead of
 one ``UNK``: its shape (digits, capitals, hyphen) and a common suffix, so
 features can still tell "UNK-ly" from "UNK-Cap".
 

@@ -55,7 +55,7 @@ class ParserModel:
     features: FeatureConfig
     max_children: int
     db: Path
-    constraints: bool = False  # the run's candidate constraints (issue #11); runs before them had none
+    constraints: bool = False  # the run's candidate constraints; runs prepared before they existed had none
     label_thetas: dict[str, float] | None = None  # per-label Θ̂ (then ``theta`` is the largest of them)
     order: str = "random"  # the run's item order (paper §3.5): the search allows the spans prepare did
 

@@ -31,17 +31,34 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 DEFAULT_DB = Path("db/clparse.sqlite")
 
 
+def migrations_dir() -> Path:
+    """The Alembic script directory (``env.py``, ``versions/``).
+
+    Installed from a wheel it is ``clparse/migrations/`` (``pyproject.toml`` maps the repository's
+    ``migrations/`` there); in a checkout, editable install or not, it is ``migrations/`` beside
+    ``clparse/`` and ``pyproject.toml`` (never a stranger's top-level ``migrations`` in site-packages).
+    Found by path rather than by import, so an editable install made before the mapping still works.
+    """
+    from importlib.resources import files
+
+    package = Path(str(files("clparse")))
+    checkout = package.parent / "migrations" if (package.parent / "pyproject.toml").is_file() else None
+    for candidate in (package / "migrations", checkout):
+        if candidate is not None and (candidate / "env.py").is_file() and (candidate / "versions").is_dir():
+            return candidate
+    raise DatabaseError(f"clparse's schema migrations are missing: neither {package / 'migrations'} (an "
+                        f"installed clparse) nor a checkout's migrations/ beside {package}")
+
+
 def _alembic_config() -> Config:
     from alembic.config import Config
 
-    import migrations  # shipped beside clparse in the wheel
-
     config = Config()
-    config.set_main_option("script_location", str(Path(list(migrations.__path__)[0])))
+    config.set_main_option("script_location", str(migrations_dir()))
     return config
 
 
-_REVISION = re.compile(r"""^(down_revision|revision)\s*(?::[^=]*)?=\s*(?:["'](\w+)["']|None)""", re.M)
+_REVISION = re.compile(r"""^(down_revision|revision)\s*(?::[^=]*)?=\s*(?:["'](\w+)["']|None)""", re.MULTILINE)
 
 
 def known_revisions() -> list[str]:
@@ -50,13 +67,11 @@ def known_revisions() -> list[str]:
     Read from the migration files' ``revision`` / ``down_revision`` lines rather than through
     Alembic, whose import costs every command a tenth of a second; a test checks both agree.
     """
-    import migrations
-
     parents: dict[str, str | None] = {}
-    for path in (Path(list(migrations.__path__)[0]) / "versions").glob("*.py"):
-        found = dict((m.group(1), m.group(2)) for m in _REVISION.finditer(path.read_text(encoding="utf-8")))
-        if "revision" in found and found["revision"]:
-            parents[found["revision"]] = found.get("down_revision")
+    for path in (migrations_dir() / "versions").glob("*.py"):
+        found = {m.group(1): m.group(2) for m in _REVISION.finditer(path.read_text(encoding="utf-8"))}
+        if revision := found.get("revision"):
+            parents[revision] = found.get("down_revision")
     order: list[str] = []
     children = {parent: child for child, parent in parents.items()}
     current = children.get(None)

@@ -33,7 +33,8 @@ GUM = Path(__file__).resolve().parents[2] / "shared" / "data" / "gum"
 CLPARSE = [str(Path(sys.executable).with_name("clparse"))]
 
 
-Options = dict[str, list[str]]  # setting -> its command-line words; a later lever's words replace an earlier's
+# setting -> its command-line words; a later lever's words replace an earlier's
+Options = dict[str, list[str]]
 
 
 @dataclass
@@ -56,7 +57,8 @@ LEVERS = [
     Lever("+ UNK signatures", prepare={"unknown_words": ["--unknown-words", "signatures"]}),
     Lever("+ K = 7", prepare={"max_children": ["--max-children", "7"]}),
     Lever("+ richer templates", prepare={"templates": RICH}),
-    Lever("ℓ1 rule instead of smoothing", train={"rule": ["--rule", "l1"], "smoothing": ["--smoothing", "0"]}),
+    Lever("ℓ1 rule instead of smoothing",
+          train={"rule": ["--rule", "l1"], "smoothing": ["--smoothing", "0"]}),
 ]
 
 
@@ -85,7 +87,8 @@ def write_dev(db: Path, gold: Path, tokens: Path) -> None:
 
     trees = dev_trees(db)
     gold.write_text("".join(format_tree(t) + "\n" for t in trees))
-    tokens.write_text("".join(" ".join(w for w, tag in t.tagged_words() if tag != "-NONE-") + "\n" for t in trees))
+    tokens.write_text("".join(" ".join(w for w, tag in t.tagged_words() if tag != "-NONE-") + "\n"
+                              for t in trees))
 
 
 def run_row(index: int, prepare_args: list[str], train_args: list[str], args: argparse.Namespace,
@@ -100,18 +103,21 @@ def run_row(index: int, prepare_args: list[str], train_args: list[str], args: ar
     if not gold.exists() or not words.exists():
         write_dev(db, gold, words)
     start = time.perf_counter()
-    clparse("train", "--db", str(db), "--until-theta", str(args.until_theta), "--jobs", str(args.jobs), *train_args)
+    clparse("train", "--db", str(db), "--until-theta", str(args.until_theta), "--jobs", str(args.jobs),
+            *train_args)
     clparse("calibrate", "--db", str(db), "--beam", str(args.beam))
-    [(best, calibration)] = read_rows(db, "SELECT best_theta, id FROM calibrations ORDER BY updated_at DESC LIMIT 1")
-    [(splits, f1_grid)] = read_rows(db, f"SELECT splits, f1 FROM calibration_points WHERE calibration_id = {calibration} "
-                                    f"AND theta = {best!r}")
+    [(best, calibration)] = read_rows(db, "SELECT best_theta, id FROM calibrations ORDER BY updated_at DESC "
+                                          "LIMIT 1")
+    [(splits, f1_grid)] = read_rows(db, "SELECT splits, f1 FROM calibration_points WHERE calibration_id = "
+                                        f"{calibration} AND theta = {best!r}")
     parsed = args.out / f"row-{index}.gold-tags.parsed"
     if not parsed.exists():
-        clparse("parse", "--db", str(db), "--theta", "best", "--beam", str(args.beam), "--input-format", "ptb",
-                str(gold), output=parsed)
+        clparse("parse", "--db", str(db), "--theta", "best", "--beam", str(args.beam), "--input-format",
+                "ptb", str(gold), output=parsed)
     tagged = args.out / f"row-{index}.tagger-tags.parsed"
     if not tagged.exists():
-        clparse("parse", "--db", str(db), "--theta", "best", "--beam", str(args.beam), str(words), output=tagged)
+        clparse("parse", "--db", str(db), "--theta", "best", "--beam", str(args.beam), str(words),
+                output=tagged)
     [(train_seconds,)] = read_rows(db, "SELECT sum(seconds) FROM iterations")
     return {"db": db, "best_theta": best, "splits": splits, "f1": f1_of(gold, parsed), "f1_grid": f1_grid,
             "f1_tagger": f1_of(gold, tagged), "train_minutes": train_seconds / 60, "parsed": parsed,
@@ -119,7 +125,8 @@ def run_row(index: int, prepare_args: list[str], train_args: list[str], args: ar
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/out/ablation"))
     parser.add_argument("--until-theta", type=float, default=2.0)
     parser.add_argument("--jobs", type=int, default=2)
@@ -150,7 +157,8 @@ def main() -> None:
         print(f"row {index} ({lever.name}): F1 {result['f1']:.2f}, kept: {kept}", file=sys.stderr, flush=True)
     print(f"GUM dev <= 15 words (909 sentences), beam {args.beam}, Θ̂ calibrated on dev with gold tags; "
           f"training to Θ < {args.until_theta:g}\n")
-    print("| row | F1 gold tags | F1 tagger tags | best Θ̂ | splits at Θ̂ | training (min) | p vs row kept before | kept |")
+    print("| row | F1 gold tags | F1 tagger tags | best Θ̂ | splits at Θ̂ | training (min) | p vs row kept "
+          "before | kept |")
     print("|---|---|---|---|---|---|---|---|")
     for name, result, p_value, kept in rows:
         print(f"| {name} | {result['f1']:.2f} | {result['f1_tagger']:.2f} | {result['best_theta']:.3g} | "

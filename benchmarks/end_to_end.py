@@ -58,7 +58,8 @@ def files(split: str) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--db", type=Path, default=Path("benchmarks/out/gum.sqlite"))
     parser.add_argument("--max-words", type=int, default=15, help="0: every length")
     parser.add_argument("--until-theta", type=float, default=10.0)
@@ -115,8 +116,8 @@ def full_length(args: argparse.Namespace) -> None:
     size = args.db.stat().st_size / 1e9
     print(summary.message)
     if fresh:
-        print(f"prepare: {time.perf_counter() - start:.0f} s wall (target <= 1200 s), peak memory {peak:.2f} GB "
-              f"(target <= 12), database {size:.2f} GB (target <= 12)")
+        print(f"prepare: {time.perf_counter() - start:.0f} s wall (target <= 1200 s), peak memory {peak:.2f} "
+              f"GB (target <= 12), database {size:.2f} GB (target <= 12)")
     else:
         print(f"prepare: reused {args.db} ({size:.2f} GB; its own timing is in the runs table)")
     trained(args)
@@ -129,7 +130,8 @@ def full_length(args: argparse.Namespace) -> None:
     subset.write_text("".join(format_tree(t) + "\n" for t in dev[::args.calibration_every]))
     grid = [float(x) for x in args.thetas.split(",")] if args.thetas else default_grid(args.db, args.points)
     result = calibrate(args.db, [subset], thetas=grid, settings=CalibrationSettings(beam=args.beam))
-    print(f"\n== calibration on every {args.calibration_every}th dev sentence (all lengths), beam {args.beam}")
+    print(f"\n== calibration on every {args.calibration_every}th dev sentence (all lengths), beam "
+          f"{args.beam}")
     print(format_points(result.points, result.best_theta))
 
     if result.best_theta is None:

@@ -16,15 +16,16 @@ import apsw
 
 QUERIES = {
     "features": "SELECT id, template, item, property, value, text, row_count FROM features ORDER BY id",
-    "feature_rows": "SELECT chunk, first_row, row_count, indptr_int64, indices_int32 FROM feature_rows ORDER BY chunk",
+    "feature_rows": "SELECT chunk, first_row, row_count, indptr_int64, indices_int32 FROM feature_rows ORDER "
+                    "BY chunk",
     "label_examples": "SELECT l.name, e.chunk, e.first_example, e.example_count, e.row_int32, e.y_int8, "
                       "e.multiplicity_int32 FROM label_examples AS e JOIN labels AS l ON l.id = e.label_id "
                       "ORDER BY l.name, e.chunk",
     "labels": "SELECT name, candidates, positives, examples FROM labels ORDER BY name",
     "sentences": "SELECT split, position, length, words, gold_tree, tree, removed_json, trained, skip_reason "
                  "FROM sentences ORDER BY id",
-    "inference_paths": "SELECT s.split, s.position, p.step, p.start, p.\"end\", p.label FROM inference_paths AS p "
-                       "JOIN sentences AS s ON s.id = p.sentence_id ORDER BY s.id, p.step",
+    "inference_paths": "SELECT s.split, s.position, p.step, p.start, p.\"end\", p.label FROM inference_paths "
+                       "AS p JOIN sentences AS s ON s.id = p.sentence_id ORDER BY s.id, p.step",
     "vocabulary": "SELECT word, count FROM vocabulary ORDER BY word",
 }
 

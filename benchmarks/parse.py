@@ -67,8 +67,8 @@ def run_clparse(parser: Parser, gold: list[Tree], goals: dict[int, float]) -> st
     reasons = Counter(r.fallback for r in results if r.fallback is not None)
     scores = evaluate(gold, [r.tree for r in results], EvalbParams()).all
     beam = parser.options.beam
-    line = row(f"clparse beam {beam}", len(gold), sum(map(len, inputs)), seconds, scores, sum(reasons.values()),
-               goals.get(beam))
+    line = row(f"clparse beam {beam}", len(gold), sum(map(len, inputs)), seconds, scores,
+               sum(reasons.values()), goals.get(beam))
     completed = sum(r.completion is not None for r in results)
     line += (f"\n{'':<22}{sum(r.pops for r in results) / len(results):,.0f} pops per sentence on average; "
              f"{completed:,} completed greedily at the pop cap")
@@ -76,7 +76,8 @@ def run_clparse(parser: Parser, gold: list[Tree], goals: dict[int, float]) -> st
 
 
 def run_pcfg(gold: list[Tree], preprocess: PreprocessConfig) -> list[str]:
-    """Train the PCFG on GUM train <= 15 words and parse the same sentences; rows against both kinds of gold."""
+    """Train the PCFG on GUM train <= 15 words and parse the same sentences; rows against both kinds of
+    gold."""
     start = time.perf_counter()
     grammar = train_pcfg(p.tree for p in load_gum("train", 15))
     trained = time.perf_counter() - start
@@ -91,7 +92,8 @@ def run_pcfg(gold: list[Tree], preprocess: PreprocessConfig) -> list[str]:
     params = EvalbParams()
     return [
         (f"PCFG: GUM train <= 15 words, {grammar.size:,} symbols, {len(grammar.parent):,} binary rules "
-         f"(trained in {trained:.1f} s); {len(gold) - len(kept)} sentences empty after preprocessing, left out"),
+         f"(trained in {trained:.1f} s); {len(gold) - len(kept)} sentences empty after preprocessing, left "
+         "out"),
         row("PCFG vs preprocessed", len(kept), words_total, seconds,
             evaluate([p.tree for _, p in kept], outputs, params).all, failures, None),
         row("PCFG vs stored gold", len(kept), words_total, seconds,
@@ -100,13 +102,16 @@ def run_pcfg(gold: list[Tree], preprocess: PreprocessConfig) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--db", type=Path, default=Path("benchmarks/out/gum.sqlite"))
     parser.add_argument("--theta", required=True, help='a number, or "best" (the calibrated best)')
-    parser.add_argument("--sentences", type=int, default=None, help="the first N dev sentences (default: all)")
+    parser.add_argument("--sentences", type=int, default=None,
+                        help="the first N dev sentences (default: all)")
     parser.add_argument("--beams", default="1,1000", help="comma-separated beam widths")
     parser.add_argument("--max-pops", type=int, default=10_000)
-    parser.add_argument("--all-lengths", action="store_true", help="every GUM dev sentence, not the stored <= 15")
+    parser.add_argument("--all-lengths", action="store_true",
+                        help="every GUM dev sentence, not the stored <= 15")
     parser.add_argument("--no-pcfg", action="store_true", help="leave the PCFG rows out")
     args = parser.parse_args()
     theta: float | str = args.theta if args.theta == "best" else float(args.theta)

@@ -107,7 +107,8 @@ def train_pcfg(trees: Iterable[Tree], collapse_unaries: bool = True) -> Grammar:
 def unary_closure(rules: Sequence[tuple[str, str, float]],
                   index: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Best unary chains by Floyd-Warshall in max-plus (log probabilities <= 0: no gaining cycles)."""
-    members = np.array(sorted({index[a] for a, _, _ in rules} | {index[b] for _, b, _ in rules}), dtype=np.int64)
+    members = np.array(sorted({index[a] for a, _, _ in rules} | {index[b] for _, b, _ in rules}),
+                       dtype=np.int64)
     where = {int(s): i for i, s in enumerate(members)}
     m = len(members)
     closure = np.full((m, m), NEG)
@@ -146,7 +147,8 @@ def cky_parse(grammar: Grammar, tags: Sequence[str], words: Sequence[str] | None
             splits = starts[:, None] + np.arange(1, length)[None, :]
             left = top[starts[:, None], splits]  # (cells, splits, symbols)
             right = top[splits, ends[:, None]]
-            usable = (left.max(axis=(0, 1)) > NEG)[grammar.left] & (right.max(axis=(0, 1)) > NEG)[grammar.right]
+            usable = ((left.max(axis=(0, 1)) > NEG)[grammar.left]
+                      & (right.max(axis=(0, 1)) > NEG)[grammar.right])
             if usable.any():
                 chosen = np.flatnonzero(usable)
                 scores = (left[:, :, grammar.left[chosen]] + right[:, :, grammar.right[chosen]]).max(axis=1)
@@ -242,7 +244,8 @@ def load_gum(split: str, max_words: int | None = 15) -> list[Preprocessed]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--max-words", type=int, default=15)
     parser.add_argument("--keep-unaries", action="store_true", help="do not join unary chains (S+VP)")
     args = parser.parse_args()
@@ -256,7 +259,8 @@ def main() -> None:
     test, failures, seconds = parse_timed(grammar, [p.tree for p in dev])
     words_total = sum(len(p.tree) for p in dev)
     scores = evaluate([p.tree for p in dev], test, EvalbParams()).all
-    print(f"GUM dev (<= {args.max_words} words): {len(dev):,} sentences, {words_total:,} words (preprocessed)")
+    print(f"GUM dev (<= {args.max_words} words): {len(dev):,} sentences, {words_total:,} words "
+          "(preprocessed)")
     print(f"F1 {scores.f1:.2f}  recall {scores.recall:.2f}  precision {scores.precision:.2f}  "
           f"(EVALB against the preprocessed gold trees; {failures} without a parse, scored flat)")
     print(f"{seconds:.2f} s   {len(dev) / seconds:,.1f} sentences/s   {words_total / seconds:,.0f} words/s  "

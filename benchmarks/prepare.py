@@ -28,7 +28,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/out"))
     parser.add_argument("--max-words", type=int, default=15)
-    parser.add_argument("--compare", type=Path, default=None, help="a database prepared earlier from the same inputs")
+    parser.add_argument("--compare", type=Path, default=None,
+                        help="a database prepared earlier from the same inputs")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     db = args.out / "prepare-gum.sqlite"
@@ -66,7 +67,8 @@ def main() -> None:
     if args.compare is not None:
         old, new = digests(str(args.compare)), digests(str(db))
         differ = [name for name in old if old[name] != new[name]]
-        print(f"stored tables vs {args.compare}: " + ("identical" if not differ else "DIFFERENT: " + ", ".join(differ)))
+        print(f"stored tables vs {args.compare}: "
+              + ("identical" if not differ else "DIFFERENT: " + ", ".join(differ)))
 
 
 if __name__ == "__main__":

@@ -35,9 +35,9 @@ import apsw
 BIN = Path(sys.executable).parent
 SLOTS = {"jobs1": 1, "jobs2": 2, "local2": 2, "processes": 2}
 TIMING = {"seconds", "search_seconds", "finished_at"}
-DASK_LINE = re.compile(r"dask: (\d+) label job\(s\) shipped \(([\d,.]+) MB\), (\d+) iterations received in (\d+) "
-                       r"batches \(([\d,.]+) kB: ([\d,.]+) bytes of rows per iteration, ([\d,.]+) kB of margins\), "
-                       r"(\d+) resubmitted")
+DASK_LINE = re.compile(r"dask: (\d+) label job\(s\) shipped \(([\d,.]+) MB\), (\d+) iterations received in "
+                       r"(\d+) batches \(([\d,.]+) kB: ([\d,.]+) bytes of rows per iteration, ([\d,.]+) kB "
+                       r"of margins\), (\d+) resubmitted")
 
 
 def rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
@@ -55,8 +55,9 @@ def digest(db: Path) -> str:
     for table, order, cols in (("iterations", "label_id, iteration", ", ".join(columns)),
                                ("tree_nodes", "label_id, iteration, node", "*"),
                                ("margin_checkpoints", "label_id, iteration", "*"),
-                               ("label_training", "label_id", "label_id, settings_json, state, iteration, theta, "
-                                                              "loss, splits, margins_float64, margins_iteration")):
+                               ("label_training", "label_id",
+                                "label_id, settings_json, state, iteration, theta, loss, splits, "
+                                "margins_float64, margins_iteration")):
         for row in rows(db, f"SELECT {cols} FROM {table} ORDER BY {order}"):
             h.update(repr(row).encode())
     return h.hexdigest()[:16]
@@ -67,12 +68,14 @@ def start_dask(directory: Path) -> tuple[str, list[subprocess.Popen[bytes]]]:
     scheduler_file = directory / "scheduler.json"
     log = open(directory / "dask.log", "ab")
     processes = [subprocess.Popen([str(BIN / "dask"), "scheduler", "--scheduler-file", str(scheduler_file),
-                                   "--host", "127.0.0.1", "--port", "0", "--no-dashboard"], stdout=log, stderr=log)]
+                                   "--host", "127.0.0.1", "--port", "0", "--no-dashboard"],
+                                  stdout=log, stderr=log)]
     while not scheduler_file.exists():
         time.sleep(0.1)
     for _ in range(2):
-        processes.append(subprocess.Popen([str(BIN / "dask"), "worker", "--scheduler-file", str(scheduler_file),
-                                           "--nthreads", "1", "--no-dashboard"], stdout=log, stderr=log))
+        processes.append(subprocess.Popen([str(BIN / "dask"), "worker", "--scheduler-file",
+                                           str(scheduler_file), "--nthreads", "1", "--no-dashboard"],
+                                          stdout=log, stderr=log))
     address = json.loads(scheduler_file.read_text())["address"]
     from distributed import Client
 
@@ -85,7 +88,8 @@ def run_mode(mode: str, prepared: Path, directory: Path, train_args: list[str]) 
     db = directory / f"{mode}.sqlite"
     db.unlink(missing_ok=True)
     subprocess.run([str(BIN / "clparse"), "backup", "--db", str(prepared), str(db)], check=True)
-    extra = {"jobs1": ["--jobs", "1"], "jobs2": ["--jobs", "2"], "local2": ["--dask", "local:2"]}.get(mode, [])
+    extra = {"jobs1": ["--jobs", "1"], "jobs2": ["--jobs", "2"],
+             "local2": ["--dask", "local:2"]}.get(mode, [])
     processes: list[subprocess.Popen[bytes]] = []
     if mode == "processes":
         address, processes = start_dask(directory)
@@ -134,26 +138,29 @@ def main() -> None:
     parser.add_argument("--labels", default=None, help="labels to train (default: all)")
     parser.add_argument("--max-iterations", type=int, default=20)
     parser.add_argument("--modes", default="jobs1,jobs2,local2,processes")
-    parser.add_argument("--out", type=Path, default=None, help="where the copies go (default: a temporary dir)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="where the copies go (default: a temporary dir)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="scale-out-") as temporary:
         directory = args.out or Path(temporary)
         directory.mkdir(parents=True, exist_ok=True)
         prepared = prepare_sample(directory) if args.sample else args.db
         if not prepared.exists():
-            sys.exit(f"scale_out.py: {prepared} does not exist: prepare it first (python benchmarks/prepare.py)")
+            sys.exit(f"scale_out.py: {prepared} does not exist: prepare it first (python "
+                     "benchmarks/prepare.py)")
         train_args = ["--max-iterations", str(args.max_iterations)]
         if args.labels:
             train_args += ["--labels", args.labels]
         results = [run_mode(mode, prepared, directory, train_args) for mode in args.modes.split(",")]
     reference = next((r["digest"] for r in results if r["mode"] == "jobs1"), None)
-    print(f"| mode | wall s | iterations | compute s | overhead ms/iteration | label jobs shipped | MB shipped "
-          f"| rows B/iteration | margins kB | resubmitted | = --jobs 1 |\n|{'---|' * 11}")
+    print("| mode | wall s | iterations | compute s | overhead ms/iteration | label jobs shipped | MB "
+          f"shipped | rows B/iteration | margins kB | resubmitted | = --jobs 1 |\n|{'---|' * 11}")
     for r in results:
         same = "" if reference is None else ("yes" if r["digest"] == reference else "**no**")
         print(f"| {r['mode']}{'' if r['status'] == 0 else ' (failed)'} | {r['wall']:.1f} | {r['iterations']} "
-              f"| {r['compute']:.1f} | {1000 * r['overhead']:.1f} | {r.get('jobs', '')} | {r.get('shipped_mb', '')} "
-              f"| {r.get('row_bytes', '')} | {r.get('margin_kb', '')} | {r.get('resubmitted', '')} | {same} |")
+              f"| {r['compute']:.1f} | {1000 * r['overhead']:.1f} | {r.get('jobs', '')} | "
+              f"{r.get('shipped_mb', '')} | {r.get('row_bytes', '')} | {r.get('margin_kb', '')} | "
+              f"{r.get('resubmitted', '')} | {same} |")
 
 
 if __name__ == "__main__":

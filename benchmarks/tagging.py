@@ -189,7 +189,8 @@ def run_clparse(out: Path, *args: str, output: Path | None = None) -> str:
         result = subprocess.run(CLPARSE + list(args), stdout=subprocess.PIPE if partial is None else sink,
                                 stderr=subprocess.PIPE, text=True, check=False)
     if result.returncode != 0:
-        raise SystemExit(f"clparse {' '.join(args)} failed (exit status {result.returncode}):\n{result.stderr}")
+        raise SystemExit(f"clparse {' '.join(args)} failed (exit status "
+                         f"{result.returncode}):\n{result.stderr}")
     if partial is not None and output is not None:
         partial.replace(output)
     return result.stdout or ""
@@ -205,7 +206,8 @@ def read_tagged(path: Path) -> list[list[tuple[str, str]]]:
             for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def tag_accuracy(gold: Sequence[Sequence[tuple[str, str]]], tagged: Sequence[Sequence[tuple[str, str]]]) -> float:
+def tag_accuracy(gold: Sequence[Sequence[tuple[str, str]]],
+                 tagged: Sequence[Sequence[tuple[str, str]]]) -> float:
     """Share of tokens tagged as in ``gold`` (the words must be the same, sentence by sentence)."""
     if len(gold) != len(tagged):
         raise SystemExit(f"{len(tagged)} tagged sentences for {len(gold)} gold ones")
@@ -260,8 +262,9 @@ class Table:
                  "jackknife: the stored tagger's). Training minutes are summed over the iterations of the "
                  "parallel training processes; prepare minutes are the stored preparation (jackknife taggers "
                  "included) plus the stored tagger's training."), "",
-                 ("| row | training tags | parsed with | tag acc. (dev <= 15) | F1 | recall | precision | scored "
-                 "| best Θ̂ (calibrated with) | splits at Θ̂ | training, min | prepare, min | calibration, min |"),
+                 ("| row | training tags | parsed with | tag acc. (dev <= 15) | F1 | recall | precision | "
+                  "scored | best Θ̂ (calibrated with) | splits at Θ̂ | training, min | prepare, min | "
+                  "calibration, min |"),
                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for row, run, tags, name in self.ROWS:
             db = self.get(f"db.{run}", {})
@@ -276,7 +279,8 @@ class Table:
                 f"| {fmt(db.get('best_theta'), '.2f')} ({db.get('calibrated_with', '…')}) "
                 f"| {fmt(db.get('splits'), ',')} | {fmt(db.get('train_minutes'), '.1f')} "
                 f"| {fmt(db.get('prepare_minutes'), '.1f')} | {fmt(db.get('calibration_minutes'), '.1f')} |")
-        lines += ["", "| comparison | F1 A | F1 B | Δ F1 | p (F1) | p (recall) | p (precision) |", "|---|---|---|---|---|---|---|"]
+        lines += ["", "| comparison | F1 A | F1 B | Δ F1 | p (F1) | p (recall) | p (precision) |",
+                  "|---|---|---|---|---|---|---|"]
         for a_row, b_row, name in self.COMPARISONS:
             c = self.get(f"compare.{a_row}.{b_row}")
             if c is None:
@@ -286,10 +290,12 @@ class Table:
             lines.append(f"| {a_row} vs {b_row}: {name} | {m['f1']['a']:.2f} | {m['f1']['b']:.2f} "
                          f"| {m['f1']['difference']:+.2f} | {m['f1']['p_value']:.4f} "
                          f"| {m['recall']['p_value']:.4f} | {m['precision']['p_value']:.4f} |")
-        notes = [("- scored: sentences EVALB scores; with predicted tags a token the tagger calls punctuation "
-                 "(or not) where the gold tree does not leaves the words mismatched, and that sentence out. "
-                 "A comparison scores only the sentences both parses keep, hence its F1s can differ from the rows'.")]
-        notes += [f"- {key[5:]}: {value}" for key, value in sorted(self.data.items()) if key.startswith("note.")]
+        notes = [("- scored: sentences EVALB scores; with predicted tags a token the tagger calls "
+                  "punctuation (or not) where the gold tree does not leaves the words mismatched, and that "
+                  "sentence out. A comparison scores only the sentences both parses keep, hence its F1s can "
+                  "differ from the rows'.")]
+        notes += [f"- {key[5:]}: {value}" for key, value in sorted(self.data.items())
+                  if key.startswith("note.")]
         lines += ["", *notes]
         return "\n".join(lines) + "\n"
 
@@ -317,28 +323,34 @@ def build_run(name: str, args: argparse.Namespace, table: Table) -> Path:
     if name == "gold" and args.gold_db is not None and not db.exists():
         run_clparse(out, "backup", "--db", str(args.gold_db), str(db))
     if name == "gold" and args.gold_db is not None:
-        table.set("note.gold-tag run", f"{db.name} started as a copy of {args.gold_db} (its preparation, stored "
+        table.set("note.gold-tag run",
+                  f"{db.name} started as a copy of {args.gold_db} (its preparation, stored "
                   "tagger and training are that database's)")
     if db.exists():
         run_clparse(out, "init", "--db", str(db))  # made by an older clparse: upgrade it (after a backup)
     # On a prepared database this only checks that it was prepared from these inputs and settings.
-    message = run_clparse(out, "prepare", "--db", str(db), "--train", str(GUM / "train"), "--dev", str(GUM / "dev"),
-                          *prepare)
+    message = run_clparse(out, "prepare", "--db", str(db), "--train", str(GUM / "train"), "--dev",
+                          str(GUM / "dev"), *prepare)
     print(f"{name}: {message.strip()}", file=sys.stderr, flush=True)
     [(prepare_seconds,)] = read_rows(db, "SELECT seconds FROM runs")
-    [(tagger_kind, tagger_seconds, tagger_accuracy)] = read_rows(db, "SELECT kind, seconds, dev_accuracy FROM taggers")
-    figures: dict[str, Any] = {"tagger_kind": tagger_kind, "prepare_minutes": (prepare_seconds + tagger_seconds) / 60,
+    [(tagger_kind, tagger_seconds, tagger_accuracy)] = read_rows(db, "SELECT kind, seconds, dev_accuracy "
+                                                                     "FROM taggers")
+    figures: dict[str, Any] = {"tagger_kind": tagger_kind,
+                               "prepare_minutes": (prepare_seconds + tagger_seconds) / 60,
                                "stored_tagger_dev_accuracy": tagger_accuracy}
     if name == "jackknife":
-        rows = read_rows(db, "SELECT gold_tree, tags FROM sentences WHERE split = 'train' AND tags IS NOT NULL")
+        rows = read_rows(db,
+                         "SELECT gold_tree, tags FROM sentences WHERE split = 'train' AND tags IS NOT NULL")
         gold = [[t for _, t in sentence] for sentence in gold_tags([parse_tree(tree) for tree, _ in rows])]
         predicted = [tags.split() for _, tags in rows]
         correct = sum(a == b for g, p in zip(gold, predicted) for a, b in zip(g, p))
         figures["jackknife_train_accuracy"] = 100 * correct / sum(map(len, gold))
-        table.set("note.jackknifed training tags", f"{figures['jackknife_train_accuracy']:.2f} % of the tokens "
+        table.set("note.jackknifed training tags",
+                  f"{figures['jackknife_train_accuracy']:.2f} % of the tokens "
                   f"of the {len(rows):,} training sentences (<= 15 words) tagged as in the treebank")
     table.set(f"db.{name}", {**table.get(f"db.{name}", {}), **figures})
-    run_clparse(out, "train", "--db", str(db), "--until-theta", str(args.until_theta), "--jobs", str(args.jobs), *TRAIN)
+    run_clparse(out, "train", "--db", str(db), "--until-theta", str(args.until_theta), "--jobs",
+                str(args.jobs), *TRAIN)
     [(train_seconds,)] = read_rows(db, "SELECT sum(seconds) FROM iterations")
     figures["train_minutes"] = train_seconds / 60
     table.set(f"db.{name}", {**table.get(f"db.{name}", {}), **figures})
@@ -347,9 +359,10 @@ def build_run(name: str, args: argparse.Namespace, table: Table) -> Path:
     [(calibration, best, settings)] = read_rows(
         db, "SELECT id, best_theta, settings_json FROM calibrations WHERE best_theta IS NOT NULL "
             "ORDER BY updated_at DESC, id DESC LIMIT 1")
-    [(splits, seconds)] = read_rows(db, f"SELECT (SELECT splits FROM calibration_points WHERE calibration_id = "
-                                        f"{calibration} AND theta = {best!r}), (SELECT sum(seconds) FROM "
-                                        f"calibration_points WHERE calibration_id = {calibration})")
+    [(splits, seconds)] = read_rows(db,
+                                    f"SELECT (SELECT splits FROM calibration_points WHERE calibration_id = "
+                                    f"{calibration} AND theta = {best!r}), (SELECT sum(seconds) FROM "
+                                    f"calibration_points WHERE calibration_id = {calibration})")
     calibrated = json.loads(settings)
     if calibrated.get("beam") != args.beam:
         raise SystemExit(f"{db}: the latest calibration is at beam {calibrated.get('beam')}, not {args.beam}")
@@ -426,9 +439,10 @@ def parser_table(args: argparse.Namespace) -> None:
                 [(stored,)] = read_rows(db, "SELECT model_blob FROM taggers")
                 same_model = stored is not None and bytes(stored) == model.read_bytes()
                 same_tags = read_tagged(crf_tagged) == read_tagged(stored_tags)
-                table.set("note.CRF of rows 2 and 3", f"the model trained here ({model.name}) and the jackknifed "
-                          f"run's stored CRF are {'' if same_model else 'NOT '}byte-identical; their dev tags "
-                          f"are {'' if same_tags else 'NOT '}identical")
+                table.set("note.CRF of rows 2 and 3",
+                          f"the model trained here ({model.name}) and the jackknifed "
+                          f"run's stored CRF are {'' if same_model else 'NOT '}byte-identical; their dev "
+                          f"tags are {'' if same_tags else 'NOT '}identical")
             parses = {"3": (["--input-format", "tokens"], tokens), "3'": (["--input-format", "ptb"], gold)}
         for row, (fmt, source) in parses.items():
             parsed = out / f"row-{row.replace(chr(39), 'p')}.parsed"
@@ -447,25 +461,30 @@ def parser_table(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parsers", action="store_true", help="build the parser table instead of the tagger one")
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--parsers", action="store_true",
+                        help="build the parser table instead of the tagger one")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/out/tagging"),
                         help="--parsers: where the databases, parses and results go")
     parser.add_argument("--gold-db", type=Path, default=None,
-                        help="--parsers: start the gold-tag run as a copy of this database (prepared with the "
-                             "same settings) instead of preparing it")
-    parser.add_argument("--runs", default=",".join(RUNS), help="--parsers: which databases to build, of gold,jackknife")
+                        help="--parsers: start the gold-tag run as a copy of this database (prepared with "
+                             "the same settings) instead of preparing it")
+    parser.add_argument("--runs", default=",".join(RUNS),
+                        help="--parsers: which databases to build, of gold,jackknife")
     parser.add_argument("--until-theta", type=float, default=2.0)
     parser.add_argument("--jobs", type=int, default=2, help="--parsers: training and jackknife processes")
     parser.add_argument("--beam", type=int, default=1000)
     parser.add_argument("--folds", type=int, default=10)
-    parser.add_argument("--trials", type=int, default=10_000, help="--parsers: shuffling trials of each comparison")
+    parser.add_argument("--trials", type=int, default=10_000,
+                        help="--parsers: shuffling trials of each comparison")
     parser.add_argument("--options", default="perceptron,crf", help="comma-separated: perceptron, crf")
     parser.add_argument("--c1", type=float, default=DEFAULT_C1)
     parser.add_argument("--c2", type=float, default=DEFAULT_C2)
     parser.add_argument("--iterations", type=int, default=DEFAULT_ITERATIONS, help="CRF iterations")
     parser.add_argument("--passes", type=int, default=2, help="tagging passes over dev; the best is reported")
-    parser.add_argument("--limit", type=int, default=None, help="only the first N train and dev sentences (a smoke test)")
+    parser.add_argument("--limit", type=int, default=None,
+                        help="only the first N train and dev sentences (a smoke test)")
     parser.add_argument("--save", type=Path, default=None, help="write each stored model into this directory")
     args = parser.parse_args()
     if args.parsers:
@@ -480,7 +499,8 @@ def main() -> None:
     chosen = [name.strip() for name in args.options.split(",") if name.strip()]
     unknown = [name for name in chosen if name not in known]
     if unknown or not chosen:
-        parser.error(f"--options: unknown {', '.join(unknown) or '(none given)'}; choose from {', '.join(known)}")
+        parser.error(f"--options: unknown {', '.join(unknown) or '(none given)'}; choose from "
+                     f"{', '.join(known)}")
     if args.passes < 1:
         parser.error("--passes must be at least 1")
 
@@ -498,8 +518,9 @@ def main() -> None:
 
     first = rows[0][1]
     print(f"GUM train {len(train):,} sentences, {sum(map(len, train)):,} tokens; dev {len(dev):,} sentences, "
-          f"{first['all']:,.0f} tokens ({first['short']:,.0f} in sentences <= 15 words, {first['unknown']:,.0f} "
-          f"unknown); load average at the end {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
+          f"{first['all']:,.0f} tokens ({first['short']:,.0f} in sentences <= 15 words, "
+          f"{first['unknown']:,.0f} unknown); load average at the end {os.getloadavg()[0]:.1f} on "
+          f"{os.cpu_count()} cores\n")
     print("| option | dev acc (all) | errors | dev <= 15 acc | unknown-word acc | train s (wall / CPU) "
           "| tokens/s tagging (wall / CPU) | load s (wall / CPU) | model bytes |")
     print("|---|---|---|---|---|---|---|---|---|")

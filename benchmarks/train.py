@@ -1,4 +1,5 @@
-"""Benchmark of boosting on the NP examples of GUM train (<= 15 words): speed and memory per iteration (docs/boosting.md).
+"""Benchmark of boosting on the NP examples of GUM train (<= 15 words): speed and memory per iteration \
+(docs/boosting.md).
 
 Usage: python benchmarks/train.py [--db benchmarks/out/prepare-gum.sqlite] [--label NP] [--iterations 20]
                                   [--lightgbm-seconds 300]
@@ -69,7 +70,8 @@ def lightgbm_child(path: str, label: str, leaves: int, trees: int, out: Any) -> 
         out.put(("tree", time.perf_counter() - start))
 
 
-def run_lightgbm(path: Path, label: str, leaves: int, trees: int, limit: float) -> tuple[float | None, list[float]]:
+def run_lightgbm(path: Path, label: str, leaves: int, trees: int,
+                 limit: float) -> tuple[float | None, list[float]]:
     try:
         import lightgbm  # noqa: F401
     except ImportError:
@@ -94,7 +96,8 @@ def run_lightgbm(path: Path, label: str, leaves: int, trees: int, limit: float) 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--db", type=Path, default=Path("benchmarks/out/prepare-gum.sqlite"))
     parser.add_argument("--label", default="NP")
     parser.add_argument("--iterations", type=int, default=20)
@@ -115,18 +118,21 @@ def main() -> None:
     positive = problem.y > 0
     slots = np.zeros(n, dtype=np.int32)
     stream_indices(problem.indices[:10])
-    slot_histograms(problem.indptr, problem.indices, slots[:1], weights[:1], positive[:1], 1, problem.n_features)
-    floor = best_of(3, lambda: stream_indices(problem.indices))
-    search = best_of(3, lambda: slot_histograms(problem.indptr, problem.indices, slots, weights, positive, 1,
-                                                problem.n_features))
+    slot_histograms(problem.indptr, problem.indices, slots[:1], weights[:1], positive[:1], 1,
+                    problem.n_features)
+    # The lambdas run here, before the `del problem` and `del matrix` below; pyflakes takes those
+    # dels to leave the names undefined inside the lambdas (F821), hence the noqa comments.
+    floor = best_of(3, lambda: stream_indices(problem.indices))  # noqa: F821
+    search = best_of(3, lambda: slot_histograms(problem.indptr, problem.indices, slots, weights,  # noqa: F821
+                                                positive, 1, problem.n_features))  # noqa: F821
     matrix = sp.csr_matrix((np.ones(nnz), problem.indices, problem.indptr), shape=(n, problem.n_features))
     w_pos, w_neg = np.where(positive, weights, 0.0), np.where(positive, 0.0, weights)
-    scipy_seconds = best_of(2, lambda: (matrix.T @ w_pos, matrix.T @ w_neg))
+    scipy_seconds = best_of(2, lambda: (matrix.T @ w_pos, matrix.T @ w_neg))  # noqa: F821
     del matrix
     print("\n== one split-search pass over all examples (W+ and W- of every feature)")
     print(f"memory floor (stream {nnz * 4 / 1e9:.2f} GB of indices once)   {floor:8.3f} s")
-    print(f"clparse pass (numba, one pass, both signs)        {search:8.3f} s   {search / floor:5.1f} x floor "
-          f"(goal <= 5 x)")
+    print(f"clparse pass (numba, one pass, both signs)        {search:8.3f} s   {search / floor:5.1f} x "
+          f"floor (goal <= 5 x)")
     print(f"scipy X.T @ w+ and X.T @ w-                       {scipy_seconds:8.3f} s   "
           f"{scipy_seconds / floor:5.1f} x floor")
     del problem
@@ -150,7 +156,8 @@ def main() -> None:
     seconds = [r[1] for r in rows]
     splits = sum(r[3] for r in rows)
     print(f"\n== {len(rows)} boosting iterations of {args.label} (wall {wall:.1f} s with loading)")
-    print(f"seconds per iteration   median {statistics.median(seconds):.2f}  mean {statistics.mean(seconds):.2f}")
+    print(f"seconds per iteration   median {statistics.median(seconds):.2f}  mean "
+          f"{statistics.mean(seconds):.2f}")
     print(f"split search share      {sum(r[2] for r in rows) / sum(seconds):.0%}")
     print(f"splits                  {splits}  ({sum(seconds) / splits:.2f} s per split)")
     print(f"leaves per tree         median {statistics.median(r[4] for r in rows):.0f}, "

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-DTYPES: dict[str, np.dtype[Any]] = {"int8": np.dtype("i1"), "int32": np.dtype("<i4"), "int64": np.dtype("<i8"),
-          "float64": np.dtype("<f8")}
+DTYPES: dict[str, np.dtype[Any]] = {"int8": np.dtype("i1"), "int32": np.dtype("<i4"),
+                                    "int64": np.dtype("<i8"), "float64": np.dtype("<f8")}
 
 
 def dtype_of(column: str) -> np.dtype[Any]:
@@ -48,4 +48,5 @@ def decode(column: str, blob: bytes, *, writable: bool = False) -> np.ndarray:
 def decode_all(column: str, blobs: list[bytes]) -> np.ndarray:
     """Chunks of one column, decoded and joined in order."""
     dtype = dtype_of(column)
-    return np.concatenate([np.frombuffer(b, dtype=dtype) for b in blobs]) if blobs else np.zeros(0, dtype=dtype)
+    return (np.concatenate([np.frombuffer(b, dtype=dtype) for b in blobs]) if blobs
+            else np.zeros(0, dtype=dtype))

@@ -41,7 +41,8 @@ class Calibrations:
                                                          cp.c.theta == theta)).mappings().first()
         return None if row is None else dict(row)
 
-    def add_point(self, calibration_id: int, point: Mapping[str, Any], labels: Sequence[Mapping[str, Any]]) -> None:
+    def add_point(self, calibration_id: int, point: Mapping[str, Any],
+                  labels: Sequence[Mapping[str, Any]]) -> None:
         """One finished Θ̂: its totals, its per-label rows, and the best Θ̂ updated, in one transaction."""
         with self.db.transaction() as connection:
             connection.execute(schema.calibration_points.insert().values(
@@ -60,7 +61,8 @@ class Calibrations:
         cp, c = schema.calibration_points, schema.calibrations
         best = connection.execute(sa.select(cp.c.theta).where(cp.c.calibration_id == calibration_id)
                                   .order_by(cp.c.f1.desc(), cp.c.theta.desc()).limit(1)).scalar()
-        connection.execute(c.update().where(c.c.id == calibration_id).values(best_theta=best, updated_at=now()))
+        connection.execute(c.update().where(c.c.id == calibration_id)
+                           .values(best_theta=best, updated_at=now()))
         return None if best is None else float(best)
 
     def latest_best(self) -> tuple[int, float] | None:
@@ -93,7 +95,8 @@ class Calibrations:
         cl = schema.calibration_labels
         with self.db.reading() as connection:
             return [dict(r) for r in connection.execute(sa.select(cl).where(
-                cl.c.calibration_id == calibration_id, cl.c.theta == theta).order_by(cl.c.gold.desc())).mappings()]
+                cl.c.calibration_id == calibration_id, cl.c.theta == theta)
+                .order_by(cl.c.gold.desc())).mappings()]
 
     # ------------------------------------------------------------------ per-label Θ̂ trials
 
@@ -103,7 +106,8 @@ class Calibrations:
         with self.db.reading() as connection:
             return [(str(label), float(theta), float(f1), bool(accepted)) for label, theta, f1, accepted in
                     connection.execute(sa.select(steps.c.label, steps.c.theta, steps.c.f1, steps.c.accepted)
-                                       .where(steps.c.calibration_id == calibration_id).order_by(steps.c.step))]
+                                       .where(steps.c.calibration_id == calibration_id)
+                                       .order_by(steps.c.step))]
 
     def per_label_thetas(self, calibration_id: int) -> dict[str, float] | None:
         """The per-label Θ̂ of a calibration (its best Θ̂ for every label, moved by each accepted trial),
@@ -113,7 +117,8 @@ class Calibrations:
         if not accepted or best is None:
             return None
         with self.db.reading() as connection:
-            thetas = {str(label): best for label in connection.execute(sa.select(schema.labels.c.name)).scalars()}
+            thetas = {str(label): best
+                      for label in connection.execute(sa.select(schema.labels.c.name)).scalars()}
         thetas.update(accepted)
         return thetas
 

@@ -97,12 +97,14 @@ def _inspect(path: Path) -> tuple[int, str | None]:
         connection.set_busy_timeout(BUSY_TIMEOUT_MS)
         app_id = connection.execute("PRAGMA application_id").fetchall()[0][0]
         has_version = connection.execute(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'alembic_version'").fetchall()[0][0]
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'alembic_version'"
+        ).fetchall()[0][0]
         revision = connection.execute("SELECT version_num FROM alembic_version").fetchall()[0][0] \
             if has_version else None
         connection.close()
     except apsw.Error as exc:
-        raise DatabaseError(f"{path}: cannot read the database ({exc}); it may be damaged; left untouched") from None
+        raise DatabaseError(f"{path}: cannot read the database ({exc}); it may be damaged; "
+                            "left untouched") from None
     return int(app_id), None if revision is None else str(revision)  # type: ignore[arg-type]
 
 
@@ -169,7 +171,8 @@ def check_database(path: str | Path, *, upgrade: bool = True, echo: Callable[[st
                             "upgrade clparse to open it; left untouched")
     if revision != revisions[-1] and not allow_older:
         if not upgrade:
-            raise DatabaseError(f"{path}: schema {revision} is older than {revisions[-1]}; run `clparse init`")
+            raise DatabaseError(f"{path}: schema {revision} is older than {revisions[-1]}; run `clparse "
+                                "init`")
         backup = path.with_name(f"{path.name}.schema-{revision}.bak")
         _backup(path, backup)
         echo(f"upgrading {path} from schema {revision} to {revisions[-1]}; backup at {backup}")
@@ -277,14 +280,14 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
 
 def is_damage(exc: BaseException) -> bool:
     """Is this SQLite's report of a damaged file (so that nothing more may be written into it)?"""
-    return any(isinstance(e, apsw.CorruptError | apsw.NotADBError) or "malformed" in str(e) or DAMAGED in str(e)
-               for e in _causes(exc))
+    return any(isinstance(e, apsw.CorruptError | apsw.NotADBError) or "malformed" in str(e)
+               or DAMAGED in str(e) for e in _causes(exc))
 
 
 def is_full(exc: BaseException) -> bool:
     """Is this SQLite's report of a full disk (every other write would fail the same way)?"""
-    return any(isinstance(e, apsw.FullError) or "database or disk is full" in str(e) or "disk is full" in str(e)
-               for e in _causes(exc))
+    return any(isinstance(e, apsw.FullError) or "database or disk is full" in str(e)
+               or "disk is full" in str(e) for e in _causes(exc))
 
 
 def describe(exc: BaseException, path: str | Path) -> str:
@@ -316,7 +319,8 @@ def sqlite_error(exc: BaseException, path: str | Path) -> DatabaseError:
 
 
 def _migrate(path: Path, *, fresh: bool, target: str = "head") -> None:
-    """Run the Alembic migrations to ``target`` inside one write transaction (so concurrent callers serialize)."""
+    """Run the Alembic migrations to ``target`` inside one write transaction (so concurrent callers
+    serialize)."""
     engine = make_engine(path)
     with engine.connect() as connection:
         raw: dbapi.Connection = connection.connection.dbapi_connection  # type: ignore[assignment]
@@ -334,7 +338,8 @@ def _migrate(path: Path, *, fresh: bool, target: str = "head") -> None:
 
 
 def open_engine(path: str | Path = DEFAULT_DB, *, readonly: bool = False) -> sqlalchemy.Engine:
-    """An engine on a checked, up-to-date clparse database (inside ``store/``; others use :class:`Database`)."""
+    """An engine on a checked, up-to-date clparse database (inside ``store/``; others use
+    :class:`Database`)."""
     check_database(path, upgrade=not readonly)
     return make_engine(path, readonly=readonly)
 

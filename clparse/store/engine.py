@@ -9,7 +9,8 @@ from sqlalchemy.pool import NullPool
 
 from clparse.store import dbapi
 
-BUSY_TIMEOUT_MS = 20_000  # generous: parallel trainers and readers share the file (MLflow settled on 20 s too)
+# generous: parallel trainers and readers share the file (MLflow settled on 20 s too)
+BUSY_TIMEOUT_MS = 20_000
 
 
 def make_engine(path: str | Path, *, readonly: bool = False) -> sqlalchemy.Engine:

@@ -50,7 +50,8 @@ class Models:
         it, lt = schema.iterations, schema.label_training
         with self.db.reading() as connection:
             top = connection.execute(sa.select(sa.func.max(it.c.theta)).where(it.c.iteration == 1)).scalar()
-            floor = connection.execute(sa.select(sa.func.max(lt.c.theta)).where(lt.c.state != "converged")).scalar()
+            floor = connection.execute(sa.select(sa.func.max(lt.c.theta))
+                                       .where(lt.c.state != "converged")).scalar()
         return top, floor
 
     def stored_thetas(self) -> tuple[list[float], list[float | None], int]:
@@ -58,13 +59,15 @@ class Models:
         it, lt = schema.iterations, schema.label_training
         with self.db.reading() as connection:
             values = sorted({float(t) for t in connection.execute(sa.select(it.c.theta)).scalars()})
-            floors = list(connection.execute(sa.select(lt.c.theta).where(lt.c.state != "converged")).scalars())
+            floors = list(connection.execute(sa.select(lt.c.theta)
+                                             .where(lt.c.state != "converged")).scalars())
             unstarted = connection.execute(sa.select(sa.func.count()).select_from(schema.labels).where(
                 ~schema.labels.c.id.in_(sa.select(lt.c.label_id)))).scalar_one()
         return values, floors, int(unstarted)
 
     def trees(self, label: str, up_to: int | None = None, after: int = 0) -> list[list[NodeRow]]:
-        """A label's stored trees after+1..up_to, each as node rows in node order (``Forest.from_trees`` takes them)."""
+        """A label's stored trees after+1..up_to, each as node rows in node order (``Forest.from_trees`` takes
+        them)."""
         lb, tn = schema.labels, schema.tree_nodes
         query = sa.select(tn.c.iteration, tn.c.feature_id, tn.c.true_child, tn.c.false_child, tn.c.confidence
                           ).select_from(tn.join(lb, lb.c.id == tn.c.label_id)).where(lb.c.name == label)

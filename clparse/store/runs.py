@@ -52,7 +52,8 @@ class RunWriter:
     def add_feature_rows(self, chunk: int, first_row: int, indptr: np.ndarray, indices: np.ndarray) -> None:
         self.connection.execute(schema.feature_rows.insert().values(
             run_id=self.run_id, chunk=chunk, first_row=first_row, row_count=len(indptr) - 1,
-            indptr_int64=blobs.encode("indptr_int64", indptr), indices_int32=blobs.encode("indices_int32", indices)))
+            indptr_int64=blobs.encode("indptr_int64", indptr),
+            indices_int32=blobs.encode("indices_int32", indices)))
 
     def add_paths(self, paths: Iterable[tuple[int, Sequence[tuple[int, int, str]]]]) -> None:
         """(sentence id, [(start, end, label), ...]) per trained sentence: its inference path."""
@@ -84,7 +85,8 @@ class RunWriter:
                 multiplicity_int32=blobs.encode("multiplicity_int32", counts[part])))
 
     def finish(self, seconds: float) -> None:
-        self.connection.execute(schema.runs.update().where(schema.runs.c.id == self.run_id).values(seconds=seconds))
+        self.connection.execute(schema.runs.update().where(schema.runs.c.id == self.run_id)
+                                .values(seconds=seconds))
 
 
 class Runs:
@@ -118,7 +120,8 @@ class Runs:
         with self.db.reading() as connection:
             row = connection.execute(sa.select(schema.runs.c.id, schema.runs.c.config_json)).first()
         if row is None:
-            raise DatabaseError(f"{self.path}: no prepared run; run `clparse prepare --db {self.path} ...` first")
+            raise DatabaseError(f"{self.path}: no prepared run; run `clparse prepare --db {self.path} ...` "
+                                "first")
         return int(row[0]), json.loads(row[1])
 
     def config(self) -> dict[str, Any]:
@@ -126,7 +129,8 @@ class Runs:
 
     def labels(self) -> list[str]:
         with self.db.reading() as connection:
-            return list(connection.execute(sa.select(schema.labels.c.name).order_by(schema.labels.c.name)).scalars())
+            return list(connection.execute(sa.select(schema.labels.c.name)
+                                           .order_by(schema.labels.c.name)).scalars())
 
     def sentences(self, split: str) -> list[dict[str, Any]]:
         """The split's sentence rows in order, each with its inference ``path`` [(start, end, label), ...]."""
@@ -164,18 +168,21 @@ class Runs:
 
     def feature_count(self) -> int:
         with self.db.reading() as connection:
-            return int(connection.execute(sa.select(sa.func.count()).select_from(schema.features)).scalar_one())
+            return int(connection.execute(sa.select(sa.func.count())
+                                          .select_from(schema.features)).scalar_one())
 
     def feature_values(self, prop: str) -> set[str]:
         """Every value features test of property ``prop`` (e.g. the POS tags of ``headtag``)."""
         f = schema.features
         with self.db.reading() as connection:
-            return set(connection.execute(sa.select(f.c.value).distinct().where(f.c.property == prop)).scalars())
+            return set(connection.execute(sa.select(f.c.value).distinct()
+                                          .where(f.c.property == prop)).scalars())
 
     def mean_candidates(self) -> float:
         """Candidate examples per label, averaged over labels."""
         with self.db.reading() as connection:
-            return float(connection.execute(sa.select(sa.func.avg(schema.labels.c.candidates))).scalar() or 0.0)
+            return float(connection.execute(sa.select(sa.func.avg(schema.labels.c.candidates))).scalar()
+                         or 0.0)
 
     def feature_rows(self) -> tuple[np.ndarray, np.ndarray]:
         """(indptr, indices) of every distinct feature row, as one CSR structure."""
@@ -183,7 +190,8 @@ class Runs:
         indptrs, indices = [np.zeros(1, dtype=np.int64)], []
         offset = 0
         with self.db.reading() as connection:
-            for row in connection.execute(sa.select(fr.c.indptr_int64, fr.c.indices_int32).order_by(fr.c.chunk)):
+            for row in connection.execute(sa.select(fr.c.indptr_int64, fr.c.indices_int32)
+                                          .order_by(fr.c.chunk)):
                 part = blobs.decode("indptr_int64", row.indptr_int64)
                 indptrs.append(part[1:] + offset)
                 offset += int(part[-1])
@@ -202,7 +210,8 @@ class Runs:
                     blobs.decode("indices_int32", indices)
 
     def label_examples(self, label: str) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
-        """(label id, row ids into the feature rows, y in {-1, +1}, multiplicity) of a label's distinct examples."""
+        """(label id, row ids into the feature rows, y in {-1, +1}, multiplicity) of a label's distinct
+        examples."""
         lb, le = schema.labels, schema.label_examples
         with self.db.reading() as connection:
             label_id = connection.execute(sa.select(lb.c.id).where(lb.c.name == label)).scalar()

@@ -23,7 +23,8 @@ from clparse.store.engine import BUSY_TIMEOUT_MS
 TableFunction = tuple[Sequence[str], Callable[..., Iterator[tuple[Any, ...]]]]
 
 
-def connect(db: str | Path, *, write: bool = False, tables: Mapping[str, TableFunction] = {}) -> apsw.Connection:
+def connect(db: str | Path, *, write: bool = False,
+            tables: Mapping[str, TableFunction] = {}) -> apsw.Connection:
     """An APSW connection with clparse's SQL functions registered (and the table functions ``tables``,
     which layers above storage supply: e.g. ``clparse_weights`` replays boosting); read-only ones
     write nowhere."""
@@ -58,7 +59,8 @@ class _ReadOnlyAuthorizer:
     def __call__(self, action: int, name: str | None, argument: str | None, *_: object) -> int:
         if action == apsw.SQLITE_ATTACH:
             self.denied = f"ATTACH and VACUUM INTO open another file ({name}) for writing; {READ_ONLY_HINT}"
-        elif action == apsw.SQLITE_PRAGMA and argument is not None and (name or "").lower() not in _READING_PRAGMAS:
+        elif (action == apsw.SQLITE_PRAGMA and argument is not None
+              and (name or "").lower() not in _READING_PRAGMAS):
             self.denied = f"PRAGMA {name} = {argument} would change the database; {READ_ONLY_HINT}"
         else:
             return apsw.SQLITE_OK
@@ -71,7 +73,8 @@ def _explain(exc: BaseException, connection: apsw.Connection, write: bool) -> Cl
     if isinstance(authorizer, _ReadOnlyAuthorizer) and authorizer.denied:
         return ClparseError(authorizer.denied)
     if not write and isinstance(exc, apsw.ReadOnlyError | apsw.IOError | apsw.CantOpenError):
-        # e.g. a write on a read-only WAL file: SQLite says "disk I/O error" or "attempt to write a readonly database"
+        # e.g. a write on a read-only WAL file: SQLite says "disk I/O error" or "attempt to write a
+        # readonly database"
         return ClparseError("the database is opened read-only; add --write to change it")
     if isinstance(exc, apsw.CorruptError | apsw.NotADBError | apsw.FullError | apsw.BusyError):
         return sqlite_error(exc, connection.filename)
@@ -87,17 +90,20 @@ def register_functions(connection: apsw.Connection) -> None:
     Combine them with SQLite's ``json_each`` to list an example's features (README has examples).
     """
 
-    chunk_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # the last chunk read: queries walk rows in order
+    # the last chunk read: queries walk rows in order
+    chunk_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def row_features(row: int) -> str | None:
         found: list[Any] = connection.execute(
-            "SELECT first_row, row_count FROM feature_rows WHERE first_row <= ? ORDER BY first_row DESC LIMIT 1",
+            "SELECT first_row, row_count FROM feature_rows WHERE first_row <= ? ORDER BY first_row DESC "
+            "LIMIT 1",
             (row,)).fetchall()
         if not found or row - found[0][0] >= found[0][1]:
             return None
         first = found[0][0]
         if first not in chunk_cache:
-            blobs: Any = connection.execute("SELECT indptr_int64, indices_int32 FROM feature_rows WHERE first_row = ?",
+            blobs: Any = connection.execute("SELECT indptr_int64, indices_int32 FROM feature_rows WHERE "
+                                            "first_row = ?",
                                        (first,)).fetchall()[0]
             chunk_cache.clear()
             chunk_cache[first] = (decode("indptr_int64", blobs[0]), decode("indices_int32", blobs[1]))
@@ -196,7 +202,8 @@ def _show(value: Any) -> Any:
 def _table(columns: list[str], rows: list[list[Any]]) -> str:
     if not columns:
         return ""
-    texts = [[("NULL" if v is None else f"{v:.6g}" if isinstance(v, float) else str(v)) for v in row] for row in rows]
+    texts = [[("NULL" if v is None else f"{v:.6g}" if isinstance(v, float) else str(v)) for v in row]
+             for row in rows]
     widths = [max([len(c)] + [len(r[i]) for r in texts]) for i, c in enumerate(columns)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths)), "  ".join("-" * w for w in widths)]
     lines += ["  ".join(v.rjust(w) if _numeric(v) else v.ljust(w) for v, w in zip(r, widths)) for r in texts]
@@ -227,8 +234,10 @@ class _ReadOnlyShell(apsw.shell.Shell):
         raise self.Error("not in a read-only shell; start `clparse sql --write` for this command")
 
 
-def interactive_shell(db: str | Path, *, write: bool = False, tables: Mapping[str, TableFunction] = {}) -> None:
+def interactive_shell(db: str | Path, *, write: bool = False,
+                      tables: Mapping[str, TableFunction] = {}) -> None:
     """APSW's shell (``.tables``, ``.schema``, ``.mode``, ``.help``) on the database."""
     shell_class = apsw.shell.Shell if write else _ReadOnlyShell
     shell = shell_class(db=connect(db, write=write, tables=tables))
-    shell.cmdloop(intro=f"clparse SQL shell on {db} ({'read-write' if write else 'read-only'}); .help for help")
+    shell.cmdloop(intro=f"clparse SQL shell on {db} ({'read-write' if write else 'read-only'}); .help for "
+                        "help")

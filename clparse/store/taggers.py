@@ -22,7 +22,8 @@ class Taggers:
         return (False, None) if row is None else (True, row[0])
 
     def model(self) -> tuple[str, str | bytes] | None:
-        """(kind, model) of the stored tagger: ``perceptron`` with JSON text, ``crf`` with bytes; None if none."""
+        """(kind, model) of the stored tagger: ``perceptron`` with JSON text, ``crf`` with bytes; None if
+        none."""
         tg = schema.taggers
         with self.db.reading() as connection:
             row = connection.execute(sa.select(tg.c.kind, tg.c.model_json, tg.c.model_blob)).first()

@@ -77,7 +77,8 @@ class TrainingStore:
         with self.db.reading() as connection:
             run = connection.execute(sa.select(schema.runs.c.id)).scalar()
         if run is None:
-            raise DatabaseError(f"{self.path}: nothing to train; run `clparse prepare --db {self.path} ...` first")
+            raise DatabaseError(f"{self.path}: nothing to train; run `clparse prepare --db {self.path} ...` "
+                                "first")
         self.run_id: int = run
 
     def close(self) -> None:
@@ -100,7 +101,8 @@ class TrainingStore:
         return labels[label]
 
     def load_problem(self, label: str) -> LabelProblem:
-        """The label's examples; feature rows are streamed chunk by chunk so the shared matrix is never whole."""
+        """The label's examples; feature rows are streamed chunk by chunk so the shared matrix is never
+        whole."""
         runs = Runs(self.db)
         label_id, rows32, y, multiplicity = runs.label_examples(label)
         rows = rows32.astype(np.int64)
@@ -116,7 +118,8 @@ class TrainingStore:
                 continue
             starts, ends = indptr[wanted], indptr[wanted + 1]
             lengths.append(ends - starts)
-            take = np.repeat(ends - np.cumsum(ends - starts), ends - starts) + np.arange(int((ends - starts).sum()))
+            take = (np.repeat(ends - np.cumsum(ends - starts), ends - starts)
+                    + np.arange(int((ends - starts).sum())))
             pieces.append(indices[take])
         if cursor != len(rows):
             raise DatabaseError(f"{self.path}: label {label} refers to feature rows that are not stored")
@@ -139,19 +142,20 @@ class TrainingStore:
             return StoredState(0, math.inf, np.zeros(n_examples or 0, dtype=np.float64), None, None, 0)
         margins = blobs.decode("margins_float64", row["margins_float64"], writable=True)
         theta = math.inf if row["theta"] is None else float(row["theta"])
-        return StoredState(int(row["iteration"]), theta, margins, row["state"], json.loads(row["settings_json"]),
-                           int(row["margins_iteration"]))
+        return StoredState(int(row["iteration"]), theta, margins, row["state"],
+                           json.loads(row["settings_json"]), int(row["margins_iteration"]))
 
     def first_settings(self) -> dict[str, Any] | None:
         """The stored settings of the first label (by name) that has begun training, without its margins."""
         lb, lt = schema.labels, schema.label_training
         with self.db.reading() as connection:
-            text = connection.execute(sa.select(lt.c.settings_json).select_from(lt.join(lb, lb.c.id == lt.c.label_id))
+            text = connection.execute(sa.select(lt.c.settings_json)
+                                      .select_from(lt.join(lb, lb.c.id == lt.c.label_id))
                                       .order_by(lb.c.name).limit(1)).scalar()
         return None if text is None else json.loads(text)
 
-    def claim(self, label: str, settings: dict[str, Any], alive: Callable[[int | None, str | None, str | None], bool],
-              note: str | None = None) -> None:
+    def claim(self, label: str, settings: dict[str, Any],
+              alive: Callable[[int | None, str | None, str | None], bool], note: str | None = None) -> None:
         """Mark the label as trained by this process, atomically (``BEGIN IMMEDIATE``).
 
         Refused if another live process holds it (``alive(pid, updated_at, message)``: the pid, the
@@ -192,7 +196,8 @@ class TrainingStore:
     def splits(self, label: str) -> int:
         lt = schema.label_training
         with self.db.reading() as connection:
-            value = connection.execute(sa.select(lt.c.splits).where(lt.c.label_id == self.label_id(label))).scalar()
+            value = connection.execute(sa.select(lt.c.splits)
+                                       .where(lt.c.label_id == self.label_id(label))).scalar()
         return int(value or 0)
 
     def commit(self, label: str, iteration: Mapping[str, Any], nodes: Sequence[Mapping[str, Any]],
@@ -214,7 +219,8 @@ class TrainingStore:
             "updated_at": stamp}
         with self.db.transaction() as connection:
             connection.execute(it.insert().values(label_id=label_id, finished_at=stamp, **iteration))
-            connection.execute(tn.insert(), [{"label_id": label_id, "iteration": t, **node} for node in nodes])
+            connection.execute(tn.insert(),
+                               [{"label_id": label_id, "iteration": t, **node} for node in nodes])
             if checkpoint:
                 blob = blobs.encode("margins_float64", margins)
                 connection.execute(schema.margin_checkpoints.insert().values(
@@ -229,7 +235,8 @@ class TrainingStore:
             found = connection.execute(sa.select(mc.c.iteration, mc.c.margins_float64).where(
                 mc.c.label_id == self.label_id(label), mc.c.iteration <= iteration
             ).order_by(mc.c.iteration.desc()).limit(1)).first()
-        return None if found is None else (int(found[0]), blobs.decode("margins_float64", found[1], writable=True))
+        return None if found is None else (int(found[0]),
+                                           blobs.decode("margins_float64", found[1], writable=True))
 
     def release_dead(self, label: str, pid: int, message: str) -> bool:
         """Mark ``failed`` a label still claimed by process ``pid``, which died without saying so
@@ -260,10 +267,11 @@ class TrainingStore:
         values: dict[str, Any] = {"state": state, "message": message, "pid": None, "updated_at": now()}
         with self.db.transaction() as connection:
             if margins is not None:
-                committed = connection.execute(sa.select(lt.c.iteration).where(lt.c.label_id == label_id)).scalar()
+                committed = connection.execute(sa.select(lt.c.iteration)
+                                               .where(lt.c.label_id == label_id)).scalar()
                 if committed != margins_iteration:
-                    raise DatabaseError(f"{self.path}: label {label} has committed iteration {committed}, not "
-                                        f"{margins_iteration}; its margins are not stored")
+                    raise DatabaseError(f"{self.path}: label {label} has committed iteration {committed}, "
+                                        f"not {margins_iteration}; its margins are not stored")
                 values.update(margins_float64=blobs.encode("margins_float64", margins),
                               margins_iteration=margins_iteration)
             connection.execute(lt.update().where(lt.c.label_id == label_id).values(**values))
@@ -277,8 +285,8 @@ class TrainingStore:
         """Per label, in name order: (name, iteration, theta, splits, loss, examples/s, state, updated_at,
         message, pid); a label never trained has None from ``iteration`` on."""
         lb, lt = schema.labels, schema.label_training
-        query = sa.select(lb.c.name, lt.c.iteration, lt.c.theta, lt.c.splits, lt.c.loss, lt.c.examples_per_second,
-                          lt.c.state, lt.c.updated_at, lt.c.message, lt.c.pid
+        query = sa.select(lb.c.name, lt.c.iteration, lt.c.theta, lt.c.splits, lt.c.loss,
+                          lt.c.examples_per_second, lt.c.state, lt.c.updated_at, lt.c.message, lt.c.pid
                           ).select_from(lb.outerjoin(lt, lt.c.label_id == lb.c.id)).order_by(lb.c.name)
         with self.db.reading() as connection:
             return [tuple(row) for row in connection.execute(query)]

@@ -52,7 +52,8 @@ def upgrade() -> None:
     )
     op.create_table(
         "inference_paths",
-        sa.Column("sentence_id", sa.Integer, sa.ForeignKey("sentences.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column("sentence_id", sa.Integer, sa.ForeignKey("sentences.id", ondelete="CASCADE"),
+                  primary_key=True),
         sa.Column("step", sa.Integer, primary_key=True),
         sa.Column("start", sa.Integer, nullable=False),
         sa.Column("end", sa.Integer, nullable=False),

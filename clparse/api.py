@@ -63,14 +63,16 @@ def init(db: PathLike, echo: Echo = _quiet) -> Path:
 
 
 def check(db: PathLike) -> None:
-    """SQLite's integrity check of the whole file; raises :class:`~clparse.errors.DatabaseError` if damaged."""
+    """SQLite's integrity check of the whole file; raises :class:`~clparse.errors.DatabaseError` if
+    damaged."""
     from clparse.store.database import integrity_check
 
     integrity_check(db)
 
 
 def backup(db: PathLike, target: PathLike) -> int:
-    """A consistent copy of ``db`` in the new file ``target`` (safe while training writes); its size in bytes."""
+    """A consistent copy of ``db`` in the new file ``target`` (safe while training writes); its size in
+    bytes."""
     from clparse.store.database import backup_database
 
     return backup_database(db, target)
@@ -103,7 +105,8 @@ def feature_config(context: int = 2, templates: Sequence[str] = ()) -> FeatureCo
 
     unknown = sorted(set(templates) - set(TEMPLATE_NAMES))
     if unknown:
-        raise ParameterError("templates", f"unknown template {unknown[0]!r}; choose from {', '.join(TEMPLATE_NAMES)}")
+        raise ParameterError("templates",
+                             f"unknown template {unknown[0]!r}; choose from {', '.join(TEMPLATE_NAMES)}")
     if not templates:
         return FeatureConfig(context=context)
     if "none" in templates and len(set(templates)) > 1:
@@ -122,12 +125,14 @@ class PrepareProgress:
     fold: Callable[[int], object] | None = None
 
 
-def prepare(db: PathLike, train: Sequence[PathLike], dev: Sequence[PathLike] = (), *, max_words: int | None = 15,
+def prepare(db: PathLike, train: Sequence[PathLike], dev: Sequence[PathLike] = (), *,
+            max_words: int | None = 15,
             seed: int = 0, order: str = "random", context: int = 2, max_children: int = 5, vocab_min: int = 5,
             skip_steps: Sequence[str] = (), constraints: bool = True, unknown_words: str = "unk",
             templates: Sequence[str] = (), tagger: str = "crf", train_tags: str = "gold", folds: int = 10,
             fold_order: str = "interleaved", jobs: int = 1, tagger_iterations: int | None = None,
-            progress: PrepareProgress | None = None, echo: Echo = _quiet, warn: Echo = _quiet) -> PrepareSummary:
+            progress: PrepareProgress | None = None, echo: Echo = _quiet,
+            warn: Echo = _quiet) -> PrepareSummary:
     """Preprocess the treebank files, store every training example, train the run's POS tagger.
 
     ``max_words`` None or 0 keeps every sentence. Running it again with the same inputs does nothing;
@@ -139,14 +144,15 @@ def prepare(db: PathLike, train: Sequence[PathLike], dev: Sequence[PathLike] = (
 
     settings = PrepareSettings(max_words=max_words or None, seed=seed, max_children=max_children,
                                vocab_min=vocab_min, features=feature_config(context, templates),
-                               skip_steps=tuple(skip_steps), constraints=constraints, unknown_words=unknown_words,
+                               skip_steps=tuple(skip_steps), constraints=constraints,
+                               unknown_words=unknown_words,
                                tagger=tagger, train_tags=train_tags, folds=folds, fold_order=fold_order,
                                tagger_iterations=tagger_iterations, order=order)
     progress = progress or PrepareProgress()
     guard_writable(db)
     with new_or_existing(db, echo=echo, warn=warn):
-        return prepare_run(db, train, dev, settings, progress=progress.sentences, total=progress.start, jobs=jobs,
-                           on_fold=progress.fold)
+        return prepare_run(db, train, dev, settings, progress=progress.sentences, total=progress.start,
+                           jobs=jobs, on_fold=progress.fold)
 
 
 @dataclass
@@ -185,8 +191,8 @@ def boost_settings(db: PathLike, options: TrainOptions) -> Any:
     if sample_seed is None:
         sample_seed = started.sample_seed if started is not None else 0
     return BoostSettings(loss=options.loss, max_depth=1 if options.stumps else options.max_depth,
-                         checkpoint_every=options.checkpoint_every, smoothing=smoothing, rule=rule, sample=sample,
-                         sample_seed=sample_seed)
+                         checkpoint_every=options.checkpoint_every, smoothing=smoothing, rule=rule,
+                         sample=sample, sample_seed=sample_seed)
 
 
 @dataclass
@@ -199,9 +205,10 @@ class TrainPlan:
 
 
 def train(db: PathLike, labels: Sequence[str] | None = None, *, until_theta: float | None = None,
-          max_iterations: int | None = None, max_splits: int | None = None, jobs: int = 1, dask: str | None = None,
-          dask_batch: int = 50, options: TrainOptions | None = None,
-          should_stop: Callable[[], bool] = lambda: False, on_start: Callable[[TrainPlan], object] | None = None,
+          max_iterations: int | None = None, max_splits: int | None = None, jobs: int = 1,
+          dask: str | None = None, dask_batch: int = 50, options: TrainOptions | None = None,
+          should_stop: Callable[[], bool] = lambda: False,
+          on_start: Callable[[TrainPlan], object] | None = None,
           on_iteration: Callable[[str, Any], object] | None = None,
           on_poll: Callable[[], object] | None = None) -> TrainSummary:
     """Boost each label's trees until the stop rule (default: the Θ floor), resumably.
@@ -222,8 +229,8 @@ def train(db: PathLike, labels: Sequence[str] | None = None, *, until_theta: flo
         require_dask()  # one line saying how to install it, before anything slow
     guard_writable(db)
     settings = boost_settings(db, options or TrainOptions())
-    chosen, rule = resolve(db, list(labels) if labels else None, StopRule(until_theta, max_iterations, max_splits),
-                           settings)
+    chosen, rule = resolve(db, list(labels) if labels else None,
+                           StopRule(until_theta, max_iterations, max_splits), settings)
     if on_start is not None:
         where = f"on the Dask cluster {dask}" if dask else f"{jobs} at a time"
         on_start(TrainPlan(chosen, rule.describe(), where))
@@ -244,14 +251,16 @@ def status(db: PathLike, labels: Sequence[str] | None = None) -> list[LabelStatu
 
 def calibration_settings(db: PathLike, beam: int = 1000, max_pops: int = 10_000, aggregator: str = "maxmin",
                          tags: str | None = None) -> CalibrationSettings:
-    """The search and tag settings of a calibration (``tags`` None: the tagger's for a jackknifed run, else gold)."""
+    """The search and tag settings of a calibration (``tags`` None: the tagger's for a jackknifed run, else
+    gold)."""
     from clparse.calibrate.run import CalibrationSettings, default_tags
 
     return CalibrationSettings(beam, max_pops, aggregator, tags or default_tags(db))
 
 
 def calibration_grid(db: PathLike, thetas: Sequence[float] | None = None, points: int = 12) -> list[float]:
-    """The Θ̂ values to calibrate at: ``thetas``, or up to ``points`` stored Θ values every label is trained past."""
+    """The Θ̂ values to calibrate at: ``thetas``, or up to ``points`` stored Θ values every label is trained
+    past."""
     from clparse.calibrate.run import default_grid
 
     if thetas is not None and not all(0 <= t < float("inf") for t in thetas):
@@ -285,7 +294,8 @@ def calibrate_per_label(db: PathLike, *, settings: CalibrationSettings | None = 
 
 
 def report(db: PathLike, labels: bool = False, plot: PathLike | None = None) -> str:
-    """Every calibration as text (with per-label F1 at the best Θ̂ if ``labels``); draws Figure 2 to ``plot``."""
+    """Every calibration as text (with per-label F1 at the best Θ̂ if ``labels``); draws Figure 2 to
+    ``plot``."""
     from clparse.calibrate.report import draw_figure, format_report
 
     text = format_report(db, labels)
@@ -402,7 +412,8 @@ def evaluate_tags(db: PathLike, gold: Sequence[PathLike]) -> TaggingReport:
     from clparse.tag.stored import NONE_TAG
 
     tagger = _tagger(db)
-    sentences = ([(w, t) for w, t in tree.tagged_words() if t != NONE_TAG] for path in gold for tree in read_trees(path))
+    sentences = ([(w, t) for w, t in tree.tagged_words() if t != NONE_TAG] for path in gold
+                 for tree in read_trees(path))
     return evaluate_tagger(tagger, sentences)
 
 

@@ -40,7 +40,8 @@ class Forest:
     def __post_init__(self) -> None:
         for name, dtype in NODE_DTYPES.items():
             if getattr(self, name).dtype != dtype:
-                raise TypeError(f"Forest.{name} must be {np.dtype(dtype).name}, not {getattr(self, name).dtype}")
+                raise TypeError(f"Forest.{name} must be {np.dtype(dtype).name}, not "
+                                f"{getattr(self, name).dtype}")
 
     @classmethod
     def from_trees(cls, trees: Sequence[Sequence[NodeRow]]) -> Forest:
@@ -97,7 +98,8 @@ class Forest:
 
     def accumulate(self, indptr: np.ndarray, indices: np.ndarray, out: np.ndarray) -> None:
         """out[i] += q^t(row i) for every tree t in order (rows: CSR with sorted feature ids), in place."""
-        _accumulate(indptr, indices, self.roots, self.feature, self.true_child, self.false_child, self.value, out)
+        _accumulate(indptr, indices, self.roots, self.feature, self.true_child, self.false_child, self.value,
+                    out)
 
     def score(self, indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
         """Q(row) = Σ_t q^t(row) for every row of a CSR batch."""

@@ -14,7 +14,8 @@ from collections.abc import Callable
 class StopRequest:
     """A flag set by SIGINT or SIGTERM once :meth:`install` ran; call the object to read it."""
 
-    def __init__(self, on_request: Callable[[], object] | None = None, second_interrupt_raises: bool = False) -> None:
+    def __init__(self, on_request: Callable[[], object] | None = None,
+                 second_interrupt_raises: bool = False) -> None:
         self.requested = False
         self.on_request = on_request
         self.second_interrupt_raises = second_interrupt_raises

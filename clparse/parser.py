@@ -74,7 +74,8 @@ class SearchOptions:
         if self.beam < 1 or self.max_pops < 1 or self.max_words < 1:
             raise ConfigurationError("beam, max_pops and max_words must be at least 1")
         if self.aggregator not in AGGREGATORS:
-            raise ConfigurationError(f"unknown aggregator {self.aggregator!r}; choose {', '.join(AGGREGATORS)}")
+            raise ConfigurationError(f"unknown aggregator {self.aggregator!r}; choose "
+                                     f"{', '.join(AGGREGATORS)}")
 
 
 class Parser:
@@ -84,7 +85,8 @@ class Parser:
         self.preprocess = preprocess
         self._tagger = tagger
         self.options = options
-        self._tagger_db: Path | None = None  # the stored tagger, loaded when first needed (a tagger's library is slow to import)
+        # the stored tagger, loaded when first needed (a tagger's library is slow to import)
+        self._tagger_db: Path | None = None
         self.source: Path | None = None  # the database the parser was rebuilt from, if any
 
     @property
@@ -115,7 +117,8 @@ class Parser:
         return cls(model, preprocess, None, options)
 
     def tag(self, sentence: Sentence) -> list[tuple[str, str]]:
-        """(word, tag) pairs: words split on whitespace if a string; tagged by the stored tagger if untagged."""
+        """(word, tag) pairs: words split on whitespace if a string; tagged by the stored tagger if
+        untagged."""
         tokens: Sequence[Any] = sentence.split() if isinstance(sentence, str) else sentence
         if not tokens:
             return []
@@ -123,8 +126,8 @@ class Parser:
             return [(escape(str(w)), str(t)) for w, t in tokens]
         words = [escape(w) for w in tokens]
         if self.tagger is None:
-            raise ConfigurationError("this database has no tagger (prepare it again with this clparse version); "
-                                     "give tagged input (word/TAG) instead")
+            raise ConfigurationError("this database has no tagger (prepare it again with this clparse "
+                                     "version); give tagged input (word/TAG) instead")
         return list(zip(words, self.tagger.tag(words)))
 
     def parse(self, sentence: Sentence) -> ParseResult:

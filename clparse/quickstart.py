@@ -23,7 +23,8 @@ EXAMPLES = ["The dog barked at the cat .", "She gave the book to her brother yes
 
 
 def run_quickstart(echo: Callable[[str], object] = print, db: Path = Path("db/quickstart.sqlite"),
-                   until_theta: float = QUICKSTART_THETA, beam: int = 10, stream: IO[str] | None = None) -> None:
+                   until_theta: float = QUICKSTART_THETA, beam: int = 10,
+                   stream: IO[str] | None = None) -> None:
     """The pipeline with each step's result on ``echo`` and live progress on ``stream`` (stderr; only
     drawn when it is a terminal)."""
     from clparse import api
@@ -56,9 +57,10 @@ def run_quickstart(echo: Callable[[str], object] = print, db: Path = Path("db/qu
     for label, error in summary.failures.items():
         echo(f"warning: {label} failed: {error}")
     echo("\nThe Θ trajectory of NP (clparse sql):")
-    echo(api.sql(db, "SELECT i.iteration, round(i.theta, 3) AS theta, i.splits, round(i.loss_after, 1) AS loss "
-                       "FROM iterations i JOIN labels l ON l.id = i.label_id WHERE l.name = 'NP' "
-                       "AND i.iteration % 20 = 1 ORDER BY i.iteration"))
+    echo(api.sql(db,
+                 "SELECT i.iteration, round(i.theta, 3) AS theta, i.splits, round(i.loss_after, 1) AS loss "
+                 "FROM iterations i JOIN labels l ON l.id = i.label_id WHERE l.name = 'NP' "
+                 "AND i.iteration % 20 = 1 ORDER BY i.iteration"))
 
     grid = api.calibration_grid(db, points=8)
     echo(f"== 3. calibrate Θ̂ on the dev sample (greedy): clparse calibrate --db {db} --beam 1 --points 8")
@@ -68,10 +70,12 @@ def run_quickstart(echo: Callable[[str], object] = print, db: Path = Path("db/qu
                 bar.total = total * len(grid)
             bar.update(1, f"Θ̂ = {theta:.4g}")
 
-        result = api.calibrate(db, thetas=grid, settings=api.calibration_settings(db, beam=1), on_sentence=sentence)
+        result = api.calibrate(db, thetas=grid, settings=api.calibration_settings(db, beam=1),
+                               on_sentence=sentence)
     echo(format_points(result.points, result.best_theta))
 
-    echo(f"\n== 4. parse: clparse parse --db {db} --theta best --beam {beam} (tokens tagged by the stored tagger)")
+    echo(f"\n== 4. parse: clparse parse --db {db} --theta best --beam {beam} (tokens tagged by the stored "
+         "tagger)")
     parser = api.open_parser(db, "best", beam=beam)
     for sentence_text in EXAMPLES:
         echo(str(parser.parse(sentence_text)))

@@ -34,8 +34,9 @@ class BoostSettings:
     max_depth: int | None = None  # 1 = decision stumps (paper §3.4); None = grown until no leaf reaches Θ
     epsilon: float = 1e-8
     checkpoint_every: int = 50  # keep the margin vector every N iterations (SQL weights at any iteration)
-    # Leaf smoothing (Schapire & Singer's ε; measured in docs/accuracy.md): ε^t = epsilon + smoothing × the mean weight of a candidate example at
-    # iteration t (Σ w / Σ m). Schapire & Singer (1999) suggest ε = 1/(2N) for weights summing to 1,
+    # Leaf smoothing (Schapire & Singer's ε; measured in docs/accuracy.md): ε^t = epsilon + smoothing ×
+    # the mean weight of a candidate example at iteration t (Σ w / Σ m). Schapire & Singer (1999)
+    # suggest ε = 1/(2N) for weights summing to 1,
     # i.e. smoothing = 0.5, the default since the ablation measured it +0.74 F1 (docs/accuracy.md).
     # 0 keeps the paper's fixed ε. None: the rule's default (0.5 for mrl, 0 for l1), resolved at once.
     smoothing: float | None = None
@@ -64,8 +65,9 @@ class BoostSettings:
         if self.rule == "l1" and self.loss != "logistic":
             raise ConfigurationError("the l1 rule's confidences are for the logistic loss only")
         if self.rule == "l1" and self.smoothing:
-            raise ParameterError("smoothing", "is for the mrl rule (give 0 with the l1 rule, whose penalty tempers "
-                                                "confidences)")
+            raise ParameterError("smoothing",
+                                 "is for the mrl rule (give 0 with the l1 rule, whose penalty tempers "
+                                 "confidences)")
         if self.checkpoint_every < 1:
             raise ParameterError("checkpoint_every", f"must be at least 1, got {self.checkpoint_every}")
         if self.sample is not None and self.sample < 2:
@@ -123,7 +125,8 @@ class Booster:
         self.multiplicity = np.ascontiguousarray(multiplicity, dtype=np.float64)
         self.settings = settings
         n = len(self.y)
-        self.margins = np.zeros(n, dtype=np.float64) if margins is None else np.array(margins, dtype=np.float64)
+        self.margins = (np.zeros(n, dtype=np.float64) if margins is None
+                        else np.array(margins, dtype=np.float64))
         if self.margins.shape != (n,):
             raise ValueError(f"margins have shape {self.margins.shape}, expected ({n},)")
         self.iteration = iteration
@@ -144,8 +147,8 @@ class Booster:
         weights = self.weights()
         loss_before = self.loss()
         if self.settings.rule == "l1":
-            grown = grow_tree_l1(self.indptr, self.indices, self.n_features, self.y, weights, self.multiplicity,
-                                 self.margins, self.theta, self.settings.max_depth)
+            grown = grow_tree_l1(self.indptr, self.indices, self.n_features, self.y, weights,
+                                 self.multiplicity, self.margins, self.theta, self.settings.max_depth)
             if grown is None:
                 return None
             tree = grown
@@ -160,8 +163,8 @@ class Booster:
                 return None
             tree = refit(grown, self.indptr, self.indices, self.positive, weights, self.multiplicity, epsilon)
         else:
-            tree = grow_tree(self.indptr, self.indices, self.n_features, self.positive, weights, self.multiplicity,
-                             self.theta, self.settings.max_depth,
+            tree = grow_tree(self.indptr, self.indices, self.n_features, self.positive, weights,
+                             self.multiplicity, self.theta, self.settings.max_depth,
                              self.settings.leaf_epsilon(weights, self.multiplicity))
             if tree.splits == 0:
                 return None

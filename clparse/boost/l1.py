@@ -77,7 +77,8 @@ def l1_confidence(y: np.ndarray, multiplicity: np.ndarray, margins: np.ndarray, 
 
 
 def grow_tree_l1(indptr: np.ndarray, indices: np.ndarray, n_features: int, y: np.ndarray, weights: np.ndarray,
-                 multiplicity: np.ndarray, margins: np.ndarray, lam_before: float, max_depth: int | None = None,
+                 multiplicity: np.ndarray, margins: np.ndarray, lam_before: float,
+                 max_depth: int | None = None,
                  decay: float = 0.9, min_gain_factor: float = 1.01) -> GrownTree | None:
     """Grow one tree; None when no feature can split the root at all (converged).
 
@@ -100,7 +101,8 @@ def grow_tree_l1(indptr: np.ndarray, indices: np.ndarray, n_features: int, y: np
         return best >= 0 and node.best_gain > (own if node.node == 0 else own * min_gain_factor)
 
     while True:
-        nodes, node_of = grow_levels(indptr, indices, n_features, positive, weights, multiplicity, max_depth, l1)
+        nodes, node_of = grow_levels(indptr, indices, n_features, positive, weights, multiplicity, max_depth,
+                                     l1)
         if state["root_gain"] <= 0.0:
             return None
         degenerate = True

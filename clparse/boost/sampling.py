@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 
-def priority_sample(weights: np.ndarray, size: int, seed: int, iteration: int) -> tuple[np.ndarray, np.ndarray]:
+def priority_sample(weights: np.ndarray, size: int, seed: int,
+                    iteration: int) -> tuple[np.ndarray, np.ndarray]:
     """(indices of the kept examples in increasing order, the weights they carry) for iteration ``iteration``.
 
     With ``size`` at least the number of examples every example is kept with its own weight.

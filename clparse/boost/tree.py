@@ -5,7 +5,8 @@ Splitting f on feature φ reduces loss by ΔZ = Z_f - Z_{f∧φ} - Z_{f∧¬φ}.
 Θ^t = min(Θ^(t-1), best root ΔZ); then every leaf whose best ΔZ reaches Θ^t is split, recursively.
 Leaves are grown level by level (all leaves of a depth in one pass over their non-zeros); since a
 leaf's split depends only on its own examples, the tree does not depend on the visiting order.
-Ties between features (gains within :data:`TIE_TOLERANCE`) go to the lowest feature id. Leaves get κ = ½ ln((W+ + ε)/(W- + ε)).
+Ties between features (gains within :data:`TIE_TOLERANCE`) go to the lowest feature id. Leaves get
+κ = ½ ln((W+ + ε)/(W- + ε)).
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ class GrownTree:
 
     def forest(self) -> Forest:
         """The tree in the form the parser and weight replay hold it (a forest of one)."""
-        return Forest.from_trees([[(n.feature, n.true_child, n.false_child, n.confidence) for n in self.nodes]])
+        return Forest.from_trees([[(n.feature, n.true_child, n.false_child, n.confidence)
+                                   for n in self.nodes]])
 
 
 def z_loss(w_positive: np.ndarray | float, w_negative: np.ndarray | float) -> np.ndarray:
@@ -184,8 +186,10 @@ def refit(tree: GrownTree, indptr: np.ndarray, indices: np.ndarray, positive: np
     for node in reversed(nodes):  # children come after their parent: sum the leaves upwards
         if not node.is_leaf:
             true, false = nodes[node.true_child or 0], nodes[node.false_child or 0]
-            node.w_positive, node.w_negative = true.w_positive + false.w_positive, true.w_negative + false.w_negative
-            node.examples, node.candidates = true.examples + false.examples, true.candidates + false.candidates
+            node.w_positive, node.w_negative = (true.w_positive + false.w_positive,
+                                                true.w_negative + false.w_negative)
+            node.examples, node.candidates = (true.examples + false.examples,
+                                              true.candidates + false.candidates)
         else:
             node.confidence = confidence(node.w_positive, node.w_negative, epsilon)
     return GrownTree(nodes, tree.theta, tree.root_gain, node_of)

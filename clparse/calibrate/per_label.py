@@ -1,4 +1,5 @@
-"""Per-label Θ̂ (an accuracy lever beside the paper's single Θ̂): coordinate ascent over each label's Θ̂ on the dev set, checkpointed.
+"""Per-label Θ̂ (an accuracy lever beside the paper's single Θ̂): coordinate ascent over each label's Θ̂ on
+the dev set, checkpointed.
 
 Starts from a finished global calibration: every label at its best Θ̂, with its dev F1. Labels are
 visited in order of their gold brackets on the dev set (most first). A label is moved one step
@@ -61,8 +62,8 @@ def _trials(order: list[str], grid: list[float], thetas: dict[str, float], passe
             return
 
 
-def calibrate_per_label(db: str | Path, settings: CalibrationSettings = CalibrationSettings(), passes: int = 2,
-                        on_trial: Callable[[str, float, float, bool], object] | None = None,
+def calibrate_per_label(db: str | Path, settings: CalibrationSettings = CalibrationSettings(),
+                        passes: int = 2, on_trial: Callable[[str, float, float, bool], object] | None = None,
                         should_stop: Callable[[], bool] = lambda: False) -> PerLabelResult:
     """Per-label Θ̂ on the stored dev set, from the finished global calibration with these settings."""
     if passes < 1:
@@ -73,16 +74,19 @@ def calibrate_per_label(db: str | Path, settings: CalibrationSettings = Calibrat
     calibration = calibration_id(database, settings, gold, "database")
     best = store.best_theta(calibration)
     if best is None:
-        raise ConfigurationError(f"{db}: no global calibration with these settings yet; run `clparse calibrate "
-                                 f"--db {db}` with the same --beam/--max-pops/--aggregator/--tags first")
-    points = {float(p.theta): p for p in dict((row["id"], pts) for row, pts in store.calibrations())[calibration]}
+        raise ConfigurationError(f"{db}: no global calibration with these settings yet; run `clparse "
+                                 f"calibrate --db {db}` with the same --beam/--max-pops/--aggregator/--tags "
+                                 "first")
+    points = {float(p.theta): p
+              for p in dict((row["id"], pts) for row, pts in store.calibrations())[calibration]}
     grid = sorted(points, reverse=True)
     start_f1 = float(points[best].f1)
     brackets = [(row["label"], row["gold"]) for row in store.label_scores(calibration, best)]
     labels = Runs(database).labels()
     done = store.trials(calibration)
     gold_count = dict(brackets)
-    order = sorted((label for label in labels if gold_count.get(label, 0) > 0), key=lambda x: (-gold_count[x], x))
+    order = sorted((label for label in labels if gold_count.get(label, 0) > 0),
+                   key=lambda x: (-gold_count[x], x))
     thetas = {label: float(best) for label in labels}
     result = PerLabelResult(calibration, float(best), start_f1, thetas, start_f1)
     tagger = load_tagger(database) if settings.tags == "tagger" else None
@@ -93,16 +97,17 @@ def calibrate_per_label(db: str | Path, settings: CalibrationSettings = Calibrat
         if index < len(done):  # replay a committed trial
             stored_label, stored_theta, f1, accepted = done[index]
             if (stored_label, stored_theta) != (label, theta):
-                raise ConfigurationError(f"{db}: the stored per-label trials do not follow from this calibration "
-                                         f"(trial {index}: {stored_label} at {stored_theta:g}, expected {label} at "
-                                         f"{theta:g}); delete them to start again")
+                raise ConfigurationError(f"{db}: the stored per-label trials do not follow from this "
+                                         f"calibration (trial {index}: {stored_label} at {stored_theta:g}, "
+                                         f"expected {label} at {theta:g}); delete them to start again")
             result.replayed += 1
         else:
             if should_stop():
                 raise _Stopped
             start = time.perf_counter()
             trial = {**thetas, label: theta}
-            parsed = parse_dev(database, load_model(database, trial), gold, settings, tagger, should_stop=should_stop)
+            parsed = parse_dev(database, load_model(database, trial), gold, settings, tagger,
+                               should_stop=should_stop)
             if parsed is None:
                 raise _Stopped
             f1 = evaluate(gold, parsed[0], params).all.f1

@@ -13,13 +13,14 @@ from clparse.store.database import Database
 
 
 def format_points(points: Sequence[Any], best: float | None) -> str:
-    header = (f"{'Θ̂':>10} {'trees':>6} {'splits':>7} {'recall':>7} {'prec.':>7} {'F1':>7} {'exact':>6} {'flat':>5} "
-              f"{'capped':>6} {'s':>7}")
+    header = (f"{'Θ̂':>10} {'trees':>6} {'splits':>7} {'recall':>7} {'prec.':>7} {'F1':>7} {'exact':>6} "
+              f"{'flat':>5} {'capped':>6} {'s':>7}")
     lines = [header, "-" * len(header)]
     for p in sorted(points, key=lambda p: -p.theta):
         mark = "  <- best" if best is not None and p.theta == best else ""
-        lines.append(f"{p.theta:>10.4g} {p.trees:>6} {p.splits:>7} {p.recall:>7.2f} {p.precision:>7.2f} {p.f1:>7.2f} "
-                     f"{p.exact:>6.1f} {p.fallbacks:>5} {p.completions:>6} {p.seconds:>7.1f}{mark}")
+        lines.append(f"{p.theta:>10.4g} {p.trees:>6} {p.splits:>7} {p.recall:>7.2f} {p.precision:>7.2f} "
+                     f"{p.f1:>7.2f} {p.exact:>6.1f} {p.fallbacks:>5} {p.completions:>6} "
+                     f"{p.seconds:>7.1f}{mark}")
     return "\n".join(lines)
 
 
@@ -64,8 +65,10 @@ def _per_label_block(db: str | Path, calibration_id: int) -> str:
 
 def _label_table(db: str | Path, calibration_id: int, theta: float) -> str:
     rows = Calibrations(Database.of(db, readonly=True)).label_scores(calibration_id, theta)
-    lines = [f"per label at Θ̂ = {theta:g}", f"{'label':<8} {'gold':>6} {'test':>6} {'recall':>7} {'prec.':>7} {'F1':>7}"]
-    lines += [f"{r['label']:<8} {r['gold']:>6} {r['test']:>6} {r['recall']:>7.2f} {r['precision']:>7.2f} {r['f1']:>7.2f}"
+    lines = [f"per label at Θ̂ = {theta:g}",
+             f"{'label':<8} {'gold':>6} {'test':>6} {'recall':>7} {'prec.':>7} {'F1':>7}"]
+    lines += [f"{r['label']:<8} {r['gold']:>6} {r['test']:>6} {r['recall']:>7.2f} {r['precision']:>7.2f} "
+              f"{r['f1']:>7.2f}"
               for r in rows]
     return "\n".join(lines)
 

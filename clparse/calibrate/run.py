@@ -104,7 +104,8 @@ def default_grid(db: Database | str | Path, points: int = 12) -> list[float]:
     stored, floors, unstarted = Models(Database.of(db, readonly=True)).stored_thetas()
     values = np.array(stored, dtype=float)
     if unstarted or not len(values):
-        raise ConfigurationError(f"{db}: not every label has been trained; run `clparse train --db {db}` first")
+        raise ConfigurationError(f"{db}: not every label has been trained; run `clparse train --db {db}` "
+                                 "first")
     lowest = max((f for f in floors if f is not None), default=0.0)
     usable = values[values > lowest]
     if not len(usable):
@@ -112,7 +113,8 @@ def default_grid(db: Database | str | Path, points: int = 12) -> list[float]:
     top = float(np.quantile(usable, 0.9))
     usable = usable[usable <= top] if (usable <= top).any() else usable
     targets = np.geomspace(usable.min(), usable.max(), num=min(points, len(usable)))
-    chosen = {float(usable[np.searchsorted(usable, t, side="left").clip(0, len(usable) - 1)]) for t in targets}
+    chosen = {float(usable[np.searchsorted(usable, t, side="left").clip(0, len(usable) - 1)])
+              for t in targets}
     return sorted(chosen, reverse=True)
 
 
@@ -130,7 +132,8 @@ def calibration_id(db: Database, settings: CalibrationSettings, gold: Sequence[T
                                            json.dumps({**asdict(settings), "dev": source}))
 
 
-def per_label(gold: Sequence[Tree], test: Sequence[Tree], params: EvalbParams) -> dict[str, tuple[int, int, int]]:
+def per_label(gold: Sequence[Tree], test: Sequence[Tree],
+              params: EvalbParams) -> dict[str, tuple[int, int, int]]:
     """label -> (gold brackets, test brackets, matched), brackets as EVALB scores them."""
     counts: dict[str, list[int]] = {}
     for g, t in zip(gold, test):
@@ -167,13 +170,14 @@ def calibrate(db: str | Path, dev_files: Sequence[str | Path] = (), thetas: Sequ
                                                   ",".join(map(str, dev_files)) or "database"))
         tagger = load_tagger(database) if settings.tags == "tagger" else None
         if settings.tags == "tagger" and tagger is None:
-            raise ConfigurationError(f"{db} has no tagger; run `clparse prepare` again with the same inputs to add one")
+            raise ConfigurationError(f"{db} has no tagger; run `clparse prepare` again with the same inputs "
+                                     "to add one")
         for theta in grid:
             done = store.point(result.calibration_id, theta)
             if done is not None:
                 result.points.append(CalibrationPoint(**{k: done[k] for k in (
-                    "theta", "trees", "splits", "sentences", "fallbacks", "recall", "precision", "f1", "exact",
-                    "seconds", "completions")}, resumed=True))
+                    "theta", "trees", "splits", "sentences", "fallbacks", "recall", "precision", "f1",
+                    "exact", "seconds", "completions")}, resumed=True))
                 continue
             _, missing = trees_at_theta(database, theta)
             if missing:
@@ -197,7 +201,8 @@ def _parse_point(db: Database, calibration_id: int, theta: float, gold: Sequence
     start = time.perf_counter()
     model = load_model(db, theta)
     parsed = parse_dev(db, model, gold, settings, tagger,
-                       None if on_sentence is None else lambda done: on_sentence(theta, done, len(gold)), should_stop)
+                       None if on_sentence is None else lambda done: on_sentence(theta, done, len(gold)),
+                       should_stop)
     if parsed is None:
         return None
     test, fallbacks, completions = parsed
@@ -214,7 +219,8 @@ def _parse_point(db: Database, calibration_id: int, theta: float, gold: Sequence
     return point
 
 
-def parse_dev(db: Database | str | Path, model: ParserModel, gold: Sequence[Tree], settings: CalibrationSettings,
+def parse_dev(db: Database | str | Path, model: ParserModel, gold: Sequence[Tree],
+              settings: CalibrationSettings,
               tagger: PosTagger | None, on_sentence: Callable[[int], object] | None = None,
               should_stop: Callable[[], bool] = lambda: False) -> tuple[list[Tree], int, int] | None:
     """Parse the gold trees' words (gold tags or the tagger's): (trees, flat fallbacks, pop-cap completions).

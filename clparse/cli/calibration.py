@@ -29,19 +29,21 @@ def _thetas(ctx: click.Context, param: click.Parameter, value: str | None) -> li
               help="Dev treebank files or directories (several after one --dev; default: the dev split "
                    "stored by prepare).")
 @click.option("--thetas", default=None, metavar="X,Y,...", callback=_thetas,
-              help="Θ̂ values to try (default: up to --points stored Θ values at which every label is trained).")
+              help="Θ̂ values to try (default: up to --points stored Θ values at which every label is "
+                   "trained).")
 @click.option("--points", type=click.IntRange(min=1), default=12, show_default=True,
               help="Size of the default grid.")
 @search_options
 @click.option("--tags", type=click.Choice(["gold", "tagger"]), default=None,
-              help="Parse the dev set with its gold tags or with the stored tagger's. Default: the tagger's if "
-                   "the run was prepared with --train-tags jackknife (then --theta best is calibrated on what "
-                   "raw text looks like), else gold.")
+              help="Parse the dev set with its gold tags or with the stored tagger's. Default: the tagger's "
+                   "if the run was prepared with --train-tags jackknife (then --theta best is calibrated on "
+                   "what raw text looks like), else gold.")
 @click.option("--per-label", is_flag=True,
               help="After the global calibration with these settings: coordinate ascent over each label's Θ̂ "
                    "on the stored dev set (one trial per committed row; resumable).")
 @click.option("--passes", type=click.IntRange(min=1), default=2, show_default=True,
-              help="With --per-label: most passes over the labels (it stops early when a pass changes nothing).")
+              help="With --per-label: most passes over the labels (it stops early when a pass changes "
+                   "nothing).")
 def calibrate_command(db: Path, dev: tuple[Path, ...], thetas: list[float] | None, points: int, beam: int,
                       max_pops: int, aggregator: str, tags: str | None, per_label: bool, passes: int) -> None:
     """Parse the dev set at each candidate Θ̂, store the scores, and mark the best Θ̂.
@@ -91,8 +93,9 @@ def _calibrate_per_label(db: Path, settings: api.CalibrationSettings, passes: in
 
     result = api.calibrate_per_label(db, settings=settings, passes=passes, on_trial=trial, should_stop=flag)
     moved = {label: t for label, t in result.thetas.items() if t != result.start_theta}
-    click.echo(f"per-label Θ̂ from Θ̂ = {result.start_theta:.4g} (F1 {result.start_f1:.2f}): F1 {result.f1:.2f} after "
-               f"{result.replayed + result.trials} trial(s) ({result.replayed} read back)")
+    click.echo(f"per-label Θ̂ from Θ̂ = {result.start_theta:.4g} (F1 {result.start_f1:.2f}): F1 "
+               f"{result.f1:.2f} after {result.replayed + result.trials} trial(s) ({result.replayed} read "
+               "back)")
     for label, theta in sorted(moved.items()):
         click.echo(f"  {label:<8} {theta:.4g}")
     if flag.requested or result.stopped:

@@ -36,7 +36,8 @@ class SqlCommand(Command):
 @click.argument("query", required=False)
 @click.option("--csv", "as_csv", is_flag=True, help="CSV output.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output (a list of objects).")
-@click.option("--write", is_flag=True, help="Open read-write (default: read-only, so nothing can be changed).")
+@click.option("--write", is_flag=True,
+              help="Open read-write (default: read-only, so nothing can be changed).")
 def sql_command(db: Path, query: str | None, as_csv: bool, as_json: bool, write: bool) -> None:
     """Run QUERY on the database, or open an interactive SQL shell without one.
 
@@ -51,7 +52,8 @@ def sql_command(db: Path, query: str | None, as_csv: bool, as_json: bool, write:
     if query is None:
         api.sql_shell(db, write=write)
         return
-    click.echo(api.sql(db, query, fmt="csv" if as_csv else "json" if as_json else "table", write=write), nl=False)
+    click.echo(api.sql(db, query, fmt="csv" if as_csv else "json" if as_json else "table", write=write),
+               nl=False)
 
 
 @main.command("backup", short_help="Copy the database to a new file (safe while training runs).")

@@ -41,7 +41,8 @@ def _with_eval_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.argument("gold", type=EXISTING_FILE)
 @click.argument("test", type=EXISTING_FILE)
 @_with_eval_options
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (totals, cut-off totals, per-length table).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON (totals, cut-off totals, per-length table).")
 @click.option("--by-length", type=click.IntRange(min=1), default=None, metavar="N",
               help="Also print scores per sentence length, in buckets of N words.")
 @click.option("--sentences", is_flag=True, help="Also print EVALB's per-sentence table.")

@@ -13,8 +13,8 @@ from clparse.errors import ClparseError
 
 EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 TREEBANK = click.Path(exists=True, path_type=Path)  # a file, or a directory of *.ptb / *.mrg files
-DB_OPTION = click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=Path("db/clparse.sqlite"),
-                         show_default=True, help="The training database.")
+DB_OPTION = click.option("--db", type=click.Path(dir_okay=False, path_type=Path),
+                         default=Path("db/clparse.sqlite"), show_default=True, help="The training database.")
 
 
 def treebank_files(ctx: click.Context, param: click.Parameter, value: tuple[Path, ...]) -> tuple[Path, ...]:
@@ -87,7 +87,8 @@ def search_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--max-pops", type=click.IntRange(min=1), default=10_000, show_default=True,
                      help="After this many popped states, finish the sentence greedily from the best state "
                           "(with a warning) instead of searching on."),
-        click.option("--aggregator", type=click.Choice(["maxmin", "sum"]), default="maxmin", show_default=True,
+        click.option("--aggregator", type=click.Choice(["maxmin", "sum"]), default="maxmin",
+                     show_default=True,
                      help="Max-min confidence (the paper) or summed logistic loss (Eq. 15)."),
     )):
         command = option(command)

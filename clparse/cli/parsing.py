@@ -51,7 +51,8 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
     total = api.count_input(names, input_format)
     parser = api.open_parser(db, theta, checked=True, **search)
     shown = "per label" if parser.model.label_thetas else f"{parser.model.theta:g}"
-    click.echo(f"parser at Θ̂ = {shown}: {len(parser.model.labels)} labels, {parser.model.splits} splits", err=True)
+    click.echo(f"parser at Θ̂ = {shown}: {len(parser.model.labels)} labels, {parser.model.splits} splits",
+               err=True)
     # No progress line when the trees go to the same terminal: it would be torn by them.
     trees_on_terminal = getattr(output, "name", "-") in ("-", "<stdout>") and is_terminal(sys.stdout)
     bar = Progress("parsing", total, "sentences", enabled=is_terminal(sys.stderr) and not trees_on_terminal)
@@ -66,16 +67,16 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
         for result in api.parse(parser, names, input_format, warn=warn, tally=tally):
             output.write(format_tree(result.tree) + "\n")
             bar.update()
-    click.echo(f"parsed {tally.sentences} sentence(s); {tally.fallbacks} flat fallback(s); {tally.completions} "
-               "completed greedily at the pop cap", err=True)
+    click.echo(f"parsed {tally.sentences} sentence(s); {tally.fallbacks} flat fallback(s); "
+               f"{tally.completions} completed greedily at the pop cap", err=True)
 
 
 @main.command("tag", cls=ManyValues)
 @DB_OPTION
 @click.argument("files", nargs=-1)
 @click.option("--eval", "gold", multiple=True, type=TREEBANK, callback=treebank_files,
-              help="Instead of tagging FILES: tag the words of these gold treebank files (or directories) and "
-                   "report accuracy, speed and the commonest confusions.")
+              help="Instead of tagging FILES: tag the words of these gold treebank files (or directories) "
+                   "and report accuracy, speed and the commonest confusions.")
 @click.option("--top", type=click.IntRange(min=0), default=20, show_default=True,
               help="With --eval: how many (gold, tagged) confusions to list.")
 @click.option("--json", "as_json", is_flag=True, help="With --eval: print JSON.")

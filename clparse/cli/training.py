@@ -31,15 +31,15 @@ def _skip_bad_refused(ctx: click.Context, param: click.Parameter, value: bool) -
 @click.option("--dev", "dev", multiple=True, type=TREEBANK, callback=treebank_files,
               help="Development treebank files or directories (like --train).")
 @click.option("--max-words", type=click.IntRange(min=0), default=15, show_default=True,
-              help="Keep sentences of at most N words, punctuation not counted; 0 keeps every sentence. 15 is "
-                   "the paper's setting (its authors lacked the time for longer ones); every length means "
+              help="Keep sentences of at most N words, punctuation not counted; 0 keeps every sentence. 15 "
+                   "is the paper's setting (its authors lacked the time for longer ones); every length means "
                    "many times the examples and training time.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random bottom-up paths.")
 @click.option("--order", type=click.Choice(["random", "l2r", "r2l"]), default="random", show_default=True,
               help="Item order of the training paths (paper §3.5): one seeded random path per tree, or the "
-                   "deterministic left-to-right / right-to-left order, with one correct inference per state and "
-                   "only the spans the order allows as candidates (fewer examples); the parser keeps the same "
-                   "order.")
+                   "deterministic left-to-right / right-to-left order, with one correct inference per state "
+                   "and only the spans the order allows as candidates (fewer examples); the parser keeps the "
+                   "same order.")
 @click.option("--context", type=click.IntRange(0, 5), default=2, show_default=True,
               help="Context items on each side that features may look at.")
 @click.option("--max-children", type=click.IntRange(min=1), default=5, show_default=True,
@@ -50,19 +50,20 @@ def _skip_bad_refused(ctx: click.Context, param: click.Parameter, value: bool) -
               help="Switch off a preprocessing step (repeatable).")
 @click.option("--constraints/--no-constraints", default=True, show_default=True,
               help="Candidate constraints: no span beginning or ending with punctuation, ROOT only over a "
-                   "single item (no gold tree needs either after preprocessing; fewer examples, faster parsing).")
+                   "single item (no gold tree needs either after preprocessing; fewer examples, faster "
+                   "parsing).")
 @click.option("--unknown-words", type=click.Choice(["unk", "signatures"]), default="unk", show_default=True,
               help="Rare words (below --vocab-min) become one UNK, or an UNK signature of their shape and "
                    "suffix (UNK-Cap, UNK-num, UNK-ly, ...).")
 @click.option("--template", "templates", multiple=True, type=click.Choice(api.TEMPLATE_NAMES),
-              help="Richer feature templates beside the paper's (repeatable; default: all four, which measured "
-                   "+0.6 F1): child-extra (second, second-to-last, head±2 children), head-of-child (each "
-                   "edge/head child's head child), context-exists (exists-tests over the context items), length "
-                   "(bucketed counts of children and words). Naming some keeps only those; `none` keeps the "
-                   "paper's templates alone.")
+              help="Richer feature templates beside the paper's (repeatable; default: all four, which "
+                   "measured +0.6 F1): child-extra (second, second-to-last, head±2 children), head-of-child "
+                   "(each edge/head child's head child), context-exists (exists-tests over the context "
+                   "items), length (bucketed counts of children and words). Naming some keeps only those; "
+                   "`none` keeps the paper's templates alone.")
 @click.option("--tagger", type=click.Choice(["crf", "perceptron"]), default="crf", show_default=True,
-              help="The run's POS tagger, for raw text: a CRF (CRFsuite; 96.2 % on GUM dev) or NLTK's averaged "
-                   "perceptron (95.0 %). Stored in the database as data.")
+              help="The run's POS tagger, for raw text: a CRF (CRFsuite; 96.2 % on GUM dev) or NLTK's "
+                   "averaged perceptron (95.0 %). Stored in the database as data.")
 @click.option("--train-tags", type=click.Choice(["gold", "jackknife"]), default="gold", show_default=True,
               help="Tags on the training trees' leaves: the treebank's gold tags, or jackknifed tagger tags "
                    "(each fold tagged by a tagger trained on the other folds), so the parser learns from the "
@@ -71,8 +72,8 @@ def _skip_bad_refused(ctx: click.Context, param: click.Parameter, value: bool) -
               help="Jackknife folds (with --train-tags jackknife).")
 @click.option("--fold-order", type=click.Choice(["interleaved", "contiguous"]), default="interleaved",
               show_default=True,
-              help="How training sentences are dealt into jackknife folds: sentence i to fold i mod N, so each "
-                   "fold's tagger sees every genre (as the final tagger does), or N contiguous blocks.")
+              help="How training sentences are dealt into jackknife folds: sentence i to fold i mod N, so "
+                   "each fold's tagger sees every genre (as the final tagger does), or N contiguous blocks.")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Processes training the jackknife folds' taggers at once.")
 @click.option("--tagger-iterations", type=click.IntRange(min=1), default=None,
@@ -101,9 +102,10 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], **
         bars["examples"] = Progress("generating examples", total, "sentences")
 
     if settings["train_tags"] == "jackknife":
-        click.echo(f"training {settings['folds']} {settings['tagger']} taggers for the jackknifed training tags, "
-                   f"{settings['jobs']} at a time", err=True)
-    progress = api.PrepareProgress(start, lambda n: bars["examples"].update(n) if "examples" in bars else None,
+        click.echo(f"training {settings['folds']} {settings['tagger']} taggers for the jackknifed training "
+                   f"tags, {settings['jobs']} at a time", err=True)
+    progress = api.PrepareProgress(start,
+                                   lambda n: bars["examples"].update(n) if "examples" in bars else None,
                                    fold_done)
     try:
         summary = api.prepare(db, train, dev, progress=progress, echo=click.echo,
@@ -147,7 +149,8 @@ def _dask_address(ctx: click.Context, param: click.Parameter, value: str | None)
                    "here); this process alone writes the database. Needs pip install 'clparse[dask]'. See "
                    "docs/scale-out.md.")
 @click.option("--dask-batch", type=click.IntRange(min=1), default=50, show_default=True, metavar="N",
-              help="With --dask: a worker sends back at most N iterations (and about a second of work) at a time.")
+              help="With --dask: a worker sends back at most N iterations (and about a second of work) at a "
+                   "time.")
 @click.option("--stumps", is_flag=True, help="Decision stumps (trees of depth 1, paper §3.4).")
 @click.option("--max-depth", type=click.IntRange(min=1), default=None, help="Cap the depth of every tree.")
 @click.option("--loss", type=click.Choice(["logistic", "exponential"]), default="logistic", show_default=True,
@@ -156,22 +159,24 @@ def _dask_address(ctx: click.Context, param: click.Parameter, value: str | None)
               help="Keep the margin vector every N iterations (weights of other iterations are rebuilt "
                    "from the trees when queried).")
 @click.option("--smoothing", type=click.FloatRange(min=0.0), default=None,
-              help="Leaf smoothing: ε = 1e-8 + S × the mean weight of a candidate example, so a leaf holding a "
-                   "few examples gets a modest confidence (0.5 is Schapire & Singer's ε = 1/2N; 0: the paper's). "
-                   "Default: what the run's labels were started with, else 0.5 (it measured +0.74 F1).")
+              help="Leaf smoothing: ε = 1e-8 + S × the mean weight of a candidate example, so a leaf holding "
+                   "a few examples gets a modest confidence (0.5 is Schapire & Singer's ε = 1/2N; 0: the "
+                   "paper's). Default: what the run's labels were started with, else 0.5 (it measured +0.74 "
+                   "F1).")
 @click.option("--rule", "rule", type=click.Choice(["mrl", "l1"]), default=None,
-              help="How trees grow: mrl, the paper's (ΔZ splits under Θ, κ = ½ ln W+/W−), or l1, the authors' "
-                   "2006 release (splits and confidences pay an ℓ1 penalty λ, which takes Θ's place). Default: "
-                   "what the run's labels were started with, else mrl.")
+              help="How trees grow: mrl, the paper's (ΔZ splits under Θ, κ = ½ ln W+/W−), or l1, the "
+                   "authors' 2006 release (splits and confidences pay an ℓ1 penalty λ, which takes Θ's "
+                   "place). Default: what the run's labels were started with, else mrl.")
 @click.option("--sample", type=click.IntRange(min=2), default=None,
-              help="Grow each tree on a priority sample of at most N distinct examples (weights kept unbiased; "
-                   "leaf confidences still from every example), as the authors' release did with 100000: faster "
-                   "iterations on large runs, seeded, so resuming stays bit-identical. Default: what the run's "
-                   "labels were started with, else every example (exact).")
+              help="Grow each tree on a priority sample of at most N distinct examples (weights kept "
+                   "unbiased; leaf confidences still from every example), as the authors' release did with "
+                   "100000: faster iterations on large runs, seeded, so resuming stays bit-identical. "
+                   "Default: what the run's labels were started with, else every example (exact).")
 @click.option("--sample-seed", type=int, default=None,
               help="Seed of the per-tree samples (default: the started run's, else 0).")
 def train_command(db: Path, labels: str | None, until_theta: float | None, max_iterations: int | None,
-                  max_splits: int | None, jobs: int, dask: str | None, dask_batch: int, **options: Any) -> None:
+                  max_splits: int | None, jobs: int, dask: str | None, dask_batch: int,
+                  **options: Any) -> None:
     """Boost each label's decision trees (paper §2.1.2-2.1.3), resumably.
 
     Every iteration (tree, Θ, loss, weights checkpoint) is committed in one transaction: Ctrl-C or
@@ -183,8 +188,9 @@ def train_command(db: Path, labels: str | None, until_theta: float | None, max_i
     chosen = [x.strip() for x in labels.split(",") if x.strip()] if labels else None
     view = _TrainingView(db)
     flag = stop_request("iteration", "clparse train")
-    summary = api.train(db, chosen, until_theta=until_theta, max_iterations=max_iterations, max_splits=max_splits,
-                        jobs=jobs, dask=dask, dask_batch=dask_batch, options=api.TrainOptions(**options),
+    summary = api.train(db, chosen, until_theta=until_theta, max_iterations=max_iterations,
+                        max_splits=max_splits, jobs=jobs, dask=dask, dask_batch=dask_batch,
+                        options=api.TrainOptions(**options),
                         should_stop=flag, on_start=view.start, on_iteration=view.iteration, on_poll=view.poll)
     view.finish(summary)
 

@@ -88,7 +88,8 @@ class EvalbParams:
                         raise ValueError(f"unknown keyword or wrong number of values: {text!r}")
                 except ValueError as exc:
                     raise ConfigurationError(f"{path}:{lineno}: {exc}") from None
-        return cls(tuple(delete), tuple(for_length), tuple(eq_labels), tuple(eq_words), labeled, cutoff, max_errors)
+        return cls(tuple(delete), tuple(for_length), tuple(eq_labels), tuple(eq_words), labeled, cutoff,
+                   max_errors)
 
     def labels_equal(self, a: str, b: str) -> bool:
         return a == b or any((a, b) in ((x, y), (y, x)) for x, y in self.equivalent_labels)
@@ -220,7 +221,8 @@ def evaluate_sentence(index: int, gold: Tree, test: Tree, params: EvalbParams) -
     for position, (gw, tw) in enumerate(zip(g.words, t.words)):
         if not params.words_equal(gw, tw):
             return SentenceResult(index, g.length, "error",
-                                  message=f"word mismatch at position {position + 1}: gold {gw!r}, test {tw!r}")
+                                  message=f"word mismatch at position {position + 1}: gold {gw!r}, test "
+                                          f"{tw!r}")
     used = [False] * len(t.brackets)
     matched = 0
     for gb in g.brackets:

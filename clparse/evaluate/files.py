@@ -29,7 +29,8 @@ def read_parses(path: str | Path, *, one_per_line: bool = False) -> Iterator[Tre
             trees = list(iter_trees_from_lines([line], f"{path}:{lineno}", allow_empty=True))
             if len(trees) != 1:
                 from clparse.errors import TreebankError
-                raise TreebankError(str(path), lineno, 1, f"expected one tree on the line, found {len(trees)}")
+                raise TreebankError(str(path), lineno, 1,
+                                    f"expected one tree on the line, found {len(trees)}")
             yield trees[0]
 
 

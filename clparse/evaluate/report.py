@@ -14,8 +14,8 @@ def format_sentences(evaluation: Evaluation) -> str:
              "=" * 76]
     for s in evaluation.sentences:
         accuracy = 100.0 * s.correct_tags / s.words if s.words else 0.0
-        lines.append(f"{s.index:4d}  {s.length:3d}    {codes[s.status]}  {s.recall:6.2f} {s.precision:6.2f}   "
-                     f"{s.matched:3d}    {s.gold_brackets:3d}  {s.test_brackets:3d}    {s.crossing:3d}   "
+        lines.append(f"{s.index:4d}  {s.length:3d}    {codes[s.status]}  {s.recall:6.2f} {s.precision:6.2f}  "
+                     f" {s.matched:3d}    {s.gold_brackets:3d}  {s.test_brackets:3d}    {s.crossing:3d}   "
                      f"{s.words:4d}  {s.correct_tags:4d}   {accuracy:6.2f}")
     lines.append("=" * 76)
     return "\n".join(lines)

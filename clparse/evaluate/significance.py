@@ -64,7 +64,8 @@ def compare(a: Evaluation, b: Evaluation, trials: int = 10_000, seed: int = 0,
             batch: int = 2_000) -> Comparison:
     """Shuffle test of A against B over the same gold sentences."""
     if len(a.sentences) != len(b.sentences):
-        raise ValueError(f"A has {len(a.sentences)} sentences and B {len(b.sentences)}: not the same gold set")
+        raise ValueError(f"A has {len(a.sentences)} sentences and B {len(b.sentences)}: not the same gold "
+                         "set")
     if trials < 1:
         raise ValueError("trials must be at least 1")
     pairs = [(x, y) for x, y in zip(a.sentences, b.sentences) if x.status == "ok" and y.status == "ok"]
@@ -90,6 +91,7 @@ def compare(a: Evaluation, b: Evaluation, trials: int = 10_000, seed: int = 0,
             # A small tolerance keeps float noise from deciding ties with the observed difference.
             hits[m] += int(np.sum(np.abs(shuffled_a[m] - shuffled_b[m]) >= observed[m] - 1e-9))
         done += n
-    metrics = tuple(MetricComparison(m, float(observed_a[m]), float(observed_b[m]), (hits[m] + 1) / (trials + 1))
+    metrics = tuple(MetricComparison(m, float(observed_a[m]), float(observed_b[m]),
+                                     (hits[m] + 1) / (trials + 1))
                     for m in METRICS)
     return Comparison(len(pairs), len(a.sentences) - len(pairs), trials, seed, metrics)

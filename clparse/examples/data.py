@@ -64,9 +64,10 @@ class TrainingData:
         _, rows, ys, counts = self.runs.label_examples(label)
         return rows, ys, counts
 
-    def label_matrix(self, label: str, rows: sp.csr_matrix | None = None) -> tuple[sp.csr_matrix, np.ndarray,
-                                                                                   np.ndarray]:
-        """A label's examples as (X, y, multiplicity); pass ``rows`` to reuse :meth:`feature_rows` across labels."""
+    def label_matrix(self, label: str,
+                     rows: sp.csr_matrix | None = None) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
+        """A label's examples as (X, y, multiplicity); pass ``rows`` to reuse :meth:`feature_rows` across
+        labels."""
         ids, ys, counts = self.label_examples(label)
         matrix = (rows if rows is not None else self.feature_rows())[ids]
         return matrix, ys, counts

@@ -54,21 +54,25 @@ class PrepareSettings:
     vocab_min: int = 5
     features: FeatureConfig = field(default_factory=FeatureConfig)
     skip_steps: tuple[str, ...] = ()
-    constraints: bool = True  # no punctuation at a span edge, ROOT only unary (on since it measured better: docs/accuracy.md)
+    # no punctuation at a span edge, ROOT only unary (on since it measured better: docs/accuracy.md)
+    constraints: bool = True
     unknown_words: str = "unk"  # rare words: one "unk", or "signatures" (shape and suffix)
     tagger: str = "crf"  # the run's POS tagger: crf or perceptron (docs: README, tagging)
     train_tags: str = "gold"  # training trees' leaves: gold tags, or jackknifed tagger tags (paper Table 3)
     folds: int = 10  # jackknife folds
     fold_order: str = "interleaved"  # how sentences are dealt into folds (clparse.tag.jackknife)
     tagger_iterations: int | None = None  # None: the tagger's default (CRF 150, perceptron 5)
-    order: str = "random"  # the training path: seeded random (paper §2.1.1), or the l2r / r2l item order (§3.5)
+    # the training path: seeded random (paper §2.1.1), or the l2r / r2l item order (§3.5)
+    order: str = "random"
 
     def __post_init__(self) -> None:
         TaggerSpec(self.tagger, self.tagger_iterations)  # validates
         if self.train_tags not in TRAIN_TAGS:
-            raise ConfigurationError(f"train_tags must be one of {', '.join(TRAIN_TAGS)}, got {self.train_tags!r}")
+            raise ConfigurationError(f"train_tags must be one of {', '.join(TRAIN_TAGS)}, got "
+                                     f"{self.train_tags!r}")
         if self.fold_order not in FOLD_ORDERS:
-            raise ConfigurationError(f"fold_order must be one of {', '.join(FOLD_ORDERS)}, got {self.fold_order!r}")
+            raise ConfigurationError(f"fold_order must be one of {', '.join(FOLD_ORDERS)}, got "
+                                     f"{self.fold_order!r}")
         if self.order not in ITEM_ORDERS:
             raise ConfigurationError(f"order must be one of {', '.join(ITEM_ORDERS)}, got {self.order!r}")
         if self.folds < 2:
@@ -76,7 +80,8 @@ class PrepareSettings:
         if self.tagger_iterations is not None and self.tagger_iterations < 1:
             raise ConfigurationError(f"tagger_iterations must be at least 1, got {self.tagger_iterations}")
         if self.max_words is not None and self.max_words < 1:
-            raise ConfigurationError(f"max_words must be at least 1 (or None for every length), got {self.max_words}")
+            raise ConfigurationError("max_words must be at least 1 (or None for every length), got "
+                                     f"{self.max_words}")
         if self.max_children < 1:
             raise ConfigurationError(f"max_children must be at least 1, got {self.max_children}")
         if self.vocab_min < 1:
@@ -130,7 +135,8 @@ TAGGER_SETTINGS = ("tagger", "folds", "tagger_iterations", "fold_order")
 
 
 def input_digest(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings) -> str:
-    values = {k: v for k, v in settings.to_dict().items() if k not in LATER_SETTINGS or v != LATER_SETTINGS[k]}
+    values = {k: v for k, v in settings.to_dict().items()
+              if k not in LATER_SETTINGS or v != LATER_SETTINGS[k]}
     if settings.train_tags == "gold":
         values = {k: v for k, v in values.items() if k not in TAGGER_SETTINGS}
     payload = json.dumps({"settings": values, "files": [(split, sha) for split, _, sha in files]},
@@ -143,16 +149,19 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
             progress: Callable[[int], object] | None = None,
             total: Callable[[int], object] | None = None, jobs: int = 1,
             on_fold: Callable[[int], object] | None = None, batch: int = DEFAULT_BATCH) -> PrepareSummary:
-    """Generate and store the training examples of ``train`` (and the ``dev`` sentences), and train the tagger.
+    """Generate and store the training examples of ``train`` (and the ``dev`` sentences), and train the
+    tagger.
 
     ``batch``: raw candidates held before they are reduced to each label's distinct examples (memory
-    only: the stored run is the same for any value). With ``settings.train_tags == "jackknife"`` the training trees get their tags from taggers trained
-    on the other folds first (``jobs`` of them at a time; ``on_fold(k)`` as each finishes).
+    only: the stored run is the same for any value). With ``settings.train_tags == "jackknife"`` the training
+    trees get their tags from taggers trained on the other folds first (``jobs`` of them at a time;
+    ``on_fold(k)`` as each finishes).
     """
     db = Path(db)
     if not train:
         raise ParameterError("train", "give at least one training file")
-    files = [(split, Path(p), _sha256(Path(p))) for split, paths in (("train", train), ("dev", dev)) for p in paths]
+    files = [(split, Path(p), _sha256(Path(p)))
+             for split, paths in (("train", train), ("dev", dev)) for p in paths]
     digest = input_digest(files, settings)
     with Database(db) as database:
         runs = Runs(database)
@@ -163,8 +172,9 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
                 trained, accuracy = ensure_tagger(  # databases prepared before taggers get one now
                     database, train, spec=TaggerSpec(settings.tagger, settings.tagger_iterations))
                 note = f"; trained its POS tagger ({_accuracy(accuracy)})" if trained else ""
-                return PrepareSummary(False, run_id, f"{db} already holds run {run_id} prepared from these inputs "
-                                                     f"and settings: nothing to do{note}")
+                return PrepareSummary(False, run_id,
+                                      f"{db} already holds run {run_id} prepared from these inputs "
+                                      f"and settings: nothing to do{note}")
             raise DatabaseError(f"{db} already holds run {run_id}, prepared from other inputs or settings; "
                                 "use a new database for a new run (runs are never mixed)")
         start = time.perf_counter()
@@ -172,17 +182,20 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
         tagged: list[list[tuple[str, str]]] = []
         try:
             with runs.writing() as writer:
-                _prepare_in(writer, digest, files, settings, summary, progress, total, tagged, jobs, on_fold, batch)
+                _prepare_in(writer, digest, files, settings, summary, progress, total, tagged, jobs, on_fold,
+                            batch)
                 summary.seconds = time.perf_counter() - start
                 writer.finish(summary.seconds)
         except DatabaseError as exc:
-            raise DatabaseError(f"writing the run failed and was rolled back, the database is unchanged: {exc}") \
-                from None
-        _, accuracy = ensure_tagger(database, train, train_sentences=tagged,  # the trees read once, every length
+            raise DatabaseError("writing the run failed and was rolled back, the database is unchanged: "
+                                f"{exc}") from None
+        # train_sentences: the trees read once, every length
+        _, accuracy = ensure_tagger(database, train, train_sentences=tagged,
                                     spec=TaggerSpec(settings.tagger, settings.tagger_iterations))
     summary.message = (f"prepared run {summary.run_id}: {summary.train_sentences} training sentences, "
                        f"{summary.dev_sentences} dev sentences, {summary.rows} feature rows, "
-                       f"{summary.features} features, POS tagger {_accuracy(accuracy)}, {summary.seconds:.1f} s")
+                       f"{summary.features} features, POS tagger {_accuracy(accuracy)}, "
+                       f"{summary.seconds:.1f} s")
     return summary
 
 
@@ -191,7 +204,8 @@ def _accuracy(accuracy: float | None) -> str:
 
 
 class _RowWriter:
-    """Feature rows into ``feature_rows`` blobs of exactly ``CHUNK_ROWS`` rows as they arrive (the last one shorter)."""
+    """Feature rows into ``feature_rows`` blobs of exactly ``CHUNK_ROWS`` rows as they arrive (the last one
+    shorter)."""
 
     def __init__(self, writer: RunWriter) -> None:
         self.writer = writer
@@ -250,7 +264,8 @@ class Jackknifed:
 def _read(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings, summary: PrepareSummary,
           tagged: list[list[tuple[str, str]]], jobs: int = 1, on_fold: Callable[[int], object] | None = None
           ) -> tuple[dict[str, list[Preprocessed]], dict[Path, int], list[Jackknifed | None]]:
-    """Preprocessed sentences per split, trees per file, and per kept training sentence its jackknife record."""
+    """Preprocessed sentences per split, trees per file, and per kept training sentence its jackknife
+    record."""
     config = settings.preprocess_config()
     report = PreprocessReport()
     file_trees: dict[Path, int] = {}
@@ -260,7 +275,8 @@ def _read(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings, sum
         # The folds need every training tree first: read them all (every length: the taggers see all).
         train_trees = [(path, tree) for split, path, _ in files if split == "train"
                        for tree in _noting(read_trees(path), tagged)]
-        tags, folds = jackknife(tagged, settings.folds, TaggerSpec(settings.tagger, settings.tagger_iterations),
+        tags, folds = jackknife(tagged, settings.folds,
+                                TaggerSpec(settings.tagger, settings.tagger_iterations),
                                 jobs, on_fold, settings.fold_order)
         for i, (path, tree) in enumerate(train_trees):
             before = report.kept

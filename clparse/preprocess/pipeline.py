@@ -31,7 +31,9 @@ class PreprocessConfig:
     >>> PreprocessConfig.from_dict({"raise_punctuatio": False})
     Traceback (most recent call last):
     ...
-    clparse.errors.ConfigurationError: unknown preprocessing setting 'raise_punctuatio'; known: strip_function_tags, delete_empty_elements, prt_to_advp, remove_quotation_marks, raise_punctuation, remove_outermost_punctuation, remove_unary_self_projections, max_words
+    clparse.errors.ConfigurationError: unknown preprocessing setting 'raise_punctuatio'; known:
+    strip_function_tags, delete_empty_elements, prt_to_advp, remove_quotation_marks, raise_punctuation,
+    remove_outermost_punctuation, remove_unary_self_projections, max_words
     """
 
     strip_function_tags: bool = True
@@ -117,7 +119,8 @@ class PreprocessReport:
 
 def sentence_length(tree: Tree) -> int:
     """Words counted by the length filter: neither punctuation nor ``-NONE-``."""
-    return sum(1 for leaf in tree.preterminals() if not is_punctuation(leaf) and leaf.label != EMPTY_ELEMENT_TAG)
+    return sum(1 for leaf in tree.preterminals() if not is_punctuation(leaf)
+               and leaf.label != EMPTY_ELEMENT_TAG)
 
 
 def preprocess_tree(tree: Tree, config: PreprocessConfig = PreprocessConfig(),

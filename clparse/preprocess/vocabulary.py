@@ -71,7 +71,8 @@ class Vocabulary:
         return cls(dict(Counter(word.lower() for word in words)), min_count, signatures)
 
     def normalize(self, word: str) -> str:
-        """Lower-case; ``UNK`` (or its signature) if seen fewer than ``min_count`` times (1 keeps every seen word)."""
+        """Lower-case; ``UNK`` (or its signature) if seen fewer than ``min_count`` times (1 keeps every seen
+        word)."""
         lowered = word.lower()
         if self.counts.get(lowered, 0) >= self.min_count:
             return lowered
@@ -89,5 +90,6 @@ class Vocabulary:
         return sorted(self.counts.items())
 
     @classmethod
-    def from_rows(cls, rows: Iterable[tuple[str, int]], min_count: int, signatures: bool = False) -> Vocabulary:
+    def from_rows(cls, rows: Iterable[tuple[str, int]], min_count: int,
+                  signatures: bool = False) -> Vocabulary:
         return cls({word: int(count) for word, count in rows}, min_count, signatures)

@@ -116,14 +116,16 @@ def iter_trees_from_lines(lines: Iterable[str], path: str = "<string>", *,
     lineno = 0
     for lineno, text in enumerate(lines, 1):
         if "\x00" in text:
-            raise TreebankError(path, lineno, text.index("\x00") + 1, "binary data (NUL byte): not a treebank file")
+            raise TreebankError(path, lineno, text.index("\x00") + 1,
+                                "binary data (NUL byte): not a treebank file")
         for match in _TOKEN.finditer(text):
             tree = builder.feed(match.group(), lineno, match.start() + 1)
             if tree is not None:
                 yield tree
     if builder.stack:
         oline, ocol = builder.stack[0][3], builder.stack[0][4]
-        raise TreebankError(path, oline, ocol, f"unbalanced '(': tree is not closed at end of file (line {lineno})")
+        raise TreebankError(path, oline, ocol,
+                            f"unbalanced '(': tree is not closed at end of file (line {lineno})")
 
 
 def _decoded_lines(handle: IO[bytes], path: str) -> Iterator[str]:
@@ -185,7 +187,8 @@ def _read_lenient(lines: Iterator[str], path: str, report: ReadReport, allow_emp
     yield from flush()
 
 
-def read_treebank(paths: Iterable[str | Path], *, skip_bad: bool = False, report: ReadReport | None = None) -> Iterator[Tree]:
+def read_treebank(paths: Iterable[str | Path], *, skip_bad: bool = False,
+                  report: ReadReport | None = None) -> Iterator[Tree]:
     """Stream the trees of several files in order."""
     report = report if report is not None else ReadReport()
     for path in paths:

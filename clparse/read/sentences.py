@@ -37,7 +37,8 @@ def read_sentences(names: Iterable[str], fmt: str, warn: Callable[[str], object]
         for number, line in _lines(name):
             tokens = line.split()
             if not tokens:
-                warn(f"{name}:{number}: empty line; its output is (ROOT), so output lines stay aligned with input")
+                warn(f"{name}:{number}: empty line; its output is (ROOT), so output lines stay aligned with "
+                     "input")
                 yield []
             elif fmt == "tokens":
                 yield tokens
@@ -58,7 +59,8 @@ def count_sentences(names: Iterable[str], fmt: str) -> int:
 
 
 def _lines(name: str) -> Iterator[tuple[int, str]]:
-    """(line number, text) of a file or stdin, decoded line by line so a binary file is named, not a traceback."""
+    """(line number, text) of a file or stdin, decoded line by line so a binary file is named, not a
+    traceback."""
     handle: IO[bytes] = sys.stdin.buffer if name == "-" else open(name, "rb")
     try:
         for number, raw in enumerate(handle, 1):

@@ -39,7 +39,8 @@ class TreebankStats:
     def format(self, bucket: int = 5) -> str:
         """A plain-text report; lengths are grouped into buckets of ``bucket`` words."""
         mean = self.words / self.sentences if self.sentences else 0.0
-        lines = [f"sentences  {self.sentences:>9,}", f"words      {self.words:>9,}", f"mean len   {mean:>9.1f}", ""]
+        lines = [f"sentences  {self.sentences:>9,}", f"words      {self.words:>9,}",
+                 f"mean len   {mean:>9.1f}", ""]
         lines.append(f"{'phrase label':<14}{'count':>9}")
         lines += [f"{label or '(none)':<14}{count:>9,}" for label, count in self.phrase_labels.most_common()]
         lines += ["", f"{'length':<14}{'sentences':>9}"]

@@ -135,7 +135,8 @@ def load_model(db: Database | str | Path, theta: Thetas) -> ParserModel:
         listed = "; ".join(f"{label}: {why}" for label, why in missing.items())
         lowest = min(values)
         raise ConfigurationError(f"{db}: not every label is trained past Θ̂ = {shown} ({listed}); "
-                                 f"train further (`clparse train --until-theta {lowest:g}`) or pick a larger Θ̂")
+                                 f"train further (`clparse train --until-theta {lowest:g}`) or pick a larger "
+                                 "Θ̂")
     if counts and not any(counts.values()):
         raise ConfigurationError(f"{db}: Θ̂ = {shown} is above every label's first Θ, so no tree would be "
                                  f"used (a parser that builds nothing); {usable_range(database)}")
@@ -147,4 +148,5 @@ def load_model(db: Database | str | Path, theta: Thetas) -> ParserModel:
     return ParserModel(max(values), ensembles, feature_ids, run_vocabulary(settings, words),
                        FeatureConfig.from_dict(settings["features"]), settings["max_children"], db,
                        bool(settings.get("constraints", False)),
-                       None if isinstance(theta, (int, float)) else dict(theta), settings.get("order", "random"))
+                       None if isinstance(theta, (int, float)) else dict(theta),
+                       settings.get("order", "random"))

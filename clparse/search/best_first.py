@@ -19,14 +19,13 @@ until ROOT is built; ``SearchResult.completed`` says so. Only a state with no ca
 (nothing can ever be built) ends without a parse.
 
 With ``beam > 1`` the search first parses greedily and keeps that parse as the *incumbent*, as the
-authors' decoder keeps its best complete parse (it lifted all-length F1 at beam 1000): an entry whose key is already worse than
-the incumbent's can never lead to a better parse, so it is not offered; if the agenda then runs
-empty, no parse better than the incumbent is left and the incumbent is the result; at the pop cap
-the better of the incumbent and the greedy completion is returned. Entries tied with the incumbent
-stay, so a search that ends normally returns the parse it returned without the incumbent whenever
-that parse is at least as good as the greedy one. On long sentences, where the pop cap used to leave
-one in seven sentences of GUM dev with a completion worse than plain greedy parsing, this is what
-keeps a wide beam from losing to beam 1.
+authors' decoder keeps its best complete parse (it lifted all-length F1 at beam 1000): an entry whose key is
+already worse than the incumbent's can never lead to a better parse, so it is not offered; if the agenda then
+runs empty, no parse better than the incumbent is left and the incumbent is the result; at the pop cap the
+better of the incumbent and the greedy completion is returned. Entries tied with the incumbent stay, so a
+search that ends normally returns the parse it returned without the incumbent whenever that parse is at least
+as good as the greedy one. On long sentences, where the pop cap used to leave one in seven sentences of GUM
+dev with a completion worse than plain greedy parsing, this is what keeps a wide beam from losing to beam 1.
 """
 
 from __future__ import annotations
@@ -48,7 +47,8 @@ Scored = tuple[int, int, str, float]  # first frontier position, end position, l
 
 
 class Scorer(Protocol):
-    """What the search needs: a state's candidates with confidences, in candidate order (first, end, label)."""
+    """What the search needs: a state's candidates with confidences, in candidate order (first, end,
+    label)."""
 
     def candidates(self, frontier: Sequence[Item]) -> CandidateArrays | Sequence[Scored]: ...
 
@@ -56,7 +56,8 @@ class Scorer(Protocol):
 def ranked(found: CandidateArrays | Sequence[Scored]) -> Iterator[Scored]:
     """Candidates best confidence first, equal confidences in candidate order (lazily: callers stop early)."""
     if isinstance(found, CandidateArrays):
-        first, end, label, confidence, labels = found.first, found.end, found.label, found.confidence, found.labels
+        first, end, label, confidence, labels = (found.first, found.end, found.label, found.confidence,
+                                                 found.labels)
         for i in _stable_descending(confidence):
             yield int(first[i]), int(end[i]), labels[label[i]], float(confidence[i])
     else:
@@ -103,7 +104,8 @@ def _stable_descending(confidence: np.ndarray) -> Iterator[int]:
 
 def search(leaves: list[Item], scorer: Scorer, *, beam: int = 1000, max_pops: int = 10_000,
            aggregator: str = "maxmin", incumbent: bool = True) -> SearchResult:
-    """The best parse of ``leaves`` under the aggregated confidences; ``incumbent``: seed with the greedy parse."""
+    """The best parse of ``leaves`` under the aggregated confidences; ``incumbent``: seed with the greedy
+    parse."""
     if beam < 1 or max_pops < 1:
         raise ValueError("beam and max_pops must be at least 1")
     counter = itertools.count()
@@ -163,8 +165,9 @@ def search(leaves: list[Item], scorer: Scorer, *, beam: int = 1000, max_pops: in
                                           f"no complete parse within {max_pops} popped states")
             if best is not None and best.score is not None and (
                     completed.score is None or best.score.key < completed.score.key):
-                return SearchResult(best.item, best.score, pops, f"no complete parse within {max_pops} popped "
-                                    "states: the greedy parse, better than completing the best state", True)
+                return SearchResult(best.item, best.score, pops,
+                                    f"no complete parse within {max_pops} popped states: the greedy parse, "
+                                    "better than completing the best state", True)
             return completed
         offer(state)
     if best is not None:  # every entry left was worse than the greedy parse: it is the best there is

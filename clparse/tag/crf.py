@@ -74,7 +74,8 @@ class CrfTagger:
             labels = tagger.labels()
         except UnicodeDecodeError as exc:
             raise ConfigurationError(f"malformed CRF tagger model: a label is not UTF-8 ({exc})") from exc
-        _require(all(labels) and len(set(labels)) == len(labels), "its labels are not distinct non-empty tags")
+        _require(all(labels) and len(set(labels)) == len(labels),
+                 "its labels are not distinct non-empty tags")
         # CRFsuite keeps a pointer into this buffer without copying it, and pycrfsuite keeps no
         # reference to it: the bytes must live exactly as long as the tagger.
         self._model = model
@@ -95,13 +96,15 @@ class CrfTagger:
                 raise ConfigurationError(f"CRF tagger {name} must be a finite number >= 0, got {value!r}")
         if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
             raise ConfigurationError(f"tagger iterations must be at least 1, got {iterations!r}")
-        data = [(n, pairs) for n, sentence in enumerate(sentences) if (pairs := checked_sentence(sentence, n))]
+        data = [(n, pairs) for n, sentence in enumerate(sentences)
+                if (pairs := checked_sentence(sentence, n))]
         if not data:
             raise ValueError("no tagged words to train the tagger on")
         trainer = pycrfsuite.Trainer(verbose=False)
         for n, sentence in data:
             try:
-                trainer.append(sentence_features([_utf8(word) for word, _ in sentence]), [tag for _, tag in sentence])
+                trainer.append(sentence_features([_utf8(word) for word, _ in sentence]),
+                               [tag for _, tag in sentence])
             except UnicodeEncodeError as exc:  # only a tag can be left to fail: words went through _utf8
                 raise ValueError(f"sentence {n}: a tag cannot be encoded as UTF-8 ({exc})") from exc
         trainer.select("lbfgs")
@@ -217,9 +220,11 @@ def sentence_features(words: Sequence[str]) -> list[list[str]]:
 # (chokkan/crfsuite dc5b6c7: lib/crf/src/crf1d_model.c, crf1d_tag.c, lib/cqdb/src/cqdb.c).
 # Integers are little-endian uint32.
 
-_CRF_HEADER = struct.Struct("<4sI4s9I")  # 48 bytes: "lCRF", file size, "FOMC", version 100, 3 counts, 5 offsets
+# 48 bytes: "lCRF", file size, "FOMC", version 100, 3 counts, 5 offsets
+_CRF_HEADER = struct.Struct("<4sI4s9I")
 _CHUNK = struct.Struct("<4sII")  # chunk id, chunk size, number of items
-_CQDB_HEADER = struct.Struct("<4s5I")  # "CQDB", chunk size, flag, byte-order mark, backward size, backward offset
+# "CQDB", chunk size, flag, byte-order mark, backward size, backward offset
+_CQDB_HEADER = struct.Struct("<4s5I")
 _CQDB_TABLES = 256  # hash tables, each an (offset, bucket count) pair after the CQDB header
 _CQDB_DATA = _CQDB_HEADER.size + 8 * _CQDB_TABLES
 _CQDB_BYTE_ORDER = 0x62445371
@@ -227,18 +232,23 @@ _FEATURE = np.dtype([("type", "<u4"), ("src", "<u4"), ("dst", "<u4"), ("weight",
 
 
 def _checked(data: object) -> tuple[bytes, bytes]:
-    """``data`` as bytes and the CRFsuite model inside it, after checking our header, the hash and the layout."""
+    """``data`` as bytes and the CRFsuite model inside it, after checking our header, the hash and the
+    layout."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise ConfigurationError(f"malformed CRF tagger model: expected bytes, got {type(data).__name__}")
     data = bytes(data)  # a bytearray could change under CRFsuite's feet
     if data[:4] == b"lCRF":
         _fail("this is a bare CRFsuite model without clparse's header, so its feature set is unknown")
-    _require(data.startswith(MAGIC) or MAGIC.startswith(data), f"it does not start with {MAGIC!r} (got {data[:16]!r})")
-    _require(len(data) > _HEADER.size, f"it is truncated: {len(data)} bytes, not even the {_HEADER.size}-byte header")
+    _require(data.startswith(MAGIC) or MAGIC.startswith(data),
+             f"it does not start with {MAGIC!r} (got {data[:16]!r})")
+    _require(len(data) > _HEADER.size,
+             f"it is truncated: {len(data)} bytes, not even the {_HEADER.size}-byte header")
     _, version, feature_set, digest = _HEADER.unpack_from(data)
-    _require(version == FORMAT_VERSION, f"format version {version} is not supported (expected {FORMAT_VERSION})")
+    _require(version == FORMAT_VERSION,
+             f"format version {version} is not supported (expected {FORMAT_VERSION})")
     _require(feature_set == FEATURE_SET,
-             f"it was trained with feature set {feature_set}, this clparse computes feature set {FEATURE_SET}")
+             f"it was trained with feature set {feature_set}, this clparse computes feature set "
+             f"{FEATURE_SET}")
     model = data[_HEADER.size:]
     _require(hashlib.sha256(model).digest() == digest, "SHA-256 mismatch: the bytes are truncated or damaged")
     _check_crfsuite_layout(model)
@@ -256,7 +266,8 @@ def _check_crfsuite_layout(model: bytes) -> None:
     # The header's feature count is never filled in by CRFsuite (always 0): the FEAT chunk has the count.
     (magic, stated_size, kind, version, _, n_labels, n_attrs,
      off_features, off_labels, off_attrs, off_labelrefs, off_attrrefs) = _CRF_HEADER.unpack_from(model)
-    _require(magic == b"lCRF" and kind == b"FOMC", f"CRFsuite magic {magic!r}/{kind!r}, expected b'lCRF'/b'FOMC'")
+    _require(magic == b"lCRF" and kind == b"FOMC",
+             f"CRFsuite magic {magic!r}/{kind!r}, expected b'lCRF'/b'FOMC'")
     _require(version == 100, f"CRFsuite model version {version}, expected 100")
     _require(stated_size == size, f"the CRFsuite header says {stated_size} bytes but there are {size}")
     _require(1 <= n_labels <= MAX_LABELS, f"{n_labels} labels (1 to {MAX_LABELS} allowed)")
@@ -265,9 +276,11 @@ def _check_crfsuite_layout(model: bytes) -> None:
     start, n_features = _chunk(model, off_features, b"FEAT", _FEATURE.itemsize)
     features = np.frombuffer(model, dtype=_FEATURE, count=n_features, offset=start)
     state = features["type"] == 0
-    _require(bool(np.all(state | (features["type"] == 1))), "a feature type other than state (0) or transition (1)")
+    _require(bool(np.all(state | (features["type"] == 1))),
+             "a feature type other than state (0) or transition (1)")
     _require(bool(np.all(features["dst"] < n_labels)), "a feature outputs a label id out of range")
-    _require(bool(np.all(features["src"] < np.where(state, n_attrs, n_labels))), "a feature source id is out of range")
+    _require(bool(np.all(features["src"] < np.where(state, n_attrs, n_labels))),
+             "a feature source id is out of range")
     _require(bool(np.all(np.isfinite(features["weight"]))), "a feature weight is not finite")
 
     _check_refs(model, raw, off_labelrefs, b"LFRF", n_labels, n_features)
@@ -277,13 +290,15 @@ def _check_crfsuite_layout(model: bytes) -> None:
 
 
 def _chunk(model: bytes, offset: int, chunk_id: bytes, item_size: int, count: int = 0) -> tuple[int, int]:
-    """Check a chunk header, that it has at least ``count`` items and that they fit: (first item's offset, items)."""
+    """Check a chunk header, that it has at least ``count`` items and that they fit: (first item's offset,
+    items)."""
     name = chunk_id.decode()
     _require(offset + _CHUNK.size <= len(model), f"the {name} chunk (offset {offset}) runs past the end")
     found, _, number = _CHUNK.unpack_from(model, offset)
     _require(found == chunk_id, f"expected chunk {name} at offset {offset}, found {found!r}")
     _require(number >= count, f"chunk {name} has {number} items, expected at least {count}")
-    _require(offset + _CHUNK.size + number * item_size <= len(model), f"the {number} items of {name} run past the end")
+    _require(offset + _CHUNK.size + number * item_size <= len(model),
+             f"the {number} items of {name} run past the end")
     return offset + _CHUNK.size, number
 
 
@@ -294,7 +309,8 @@ def _u32(raw: np.ndarray, positions: np.ndarray) -> np.ndarray:
             | raw[p + 2].astype(np.int64) << 16 | raw[p + 3].astype(np.int64) << 24)
 
 
-def _check_refs(model: bytes, raw: np.ndarray, offset: int, chunk_id: bytes, count: int, n_features: int) -> None:
+def _check_refs(model: bytes, raw: np.ndarray, offset: int, chunk_id: bytes, count: int,
+                n_features: int) -> None:
     """A feature-reference chunk: ``count`` offsets, each to a (length, feature ids...) list.
 
     CRFsuite writes two unused entries past the labels' (zero offsets); only the first ``count``
@@ -308,10 +324,13 @@ def _check_refs(model: bytes, raw: np.ndarray, offset: int, chunk_id: bytes, cou
     ends = lists + 4 + 4 * lengths
     _require(bool(np.all(ends <= len(model))), f"a {name} reference list runs past the end")
     total = int(lengths.sum())
-    _require(total <= len(model) // 4, f"the {name} reference lists hold more ids than the model has room for")
+    _require(total <= len(model) // 4,
+             f"the {name} reference lists hold more ids than the model has room for")
     # positions of every id of every list, without a Python loop over the lists
-    first = np.repeat(lists + 4 - 4 * (np.cumsum(lengths) - lengths), lengths) + 4 * np.arange(total, dtype=np.int64)
-    _require(bool(np.all(_u32(raw, first) < n_features)), f"a {name} reference names a feature id out of range")
+    first = (np.repeat(lists + 4 - 4 * (np.cumsum(lengths) - lengths), lengths)
+             + 4 * np.arange(total, dtype=np.int64))
+    _require(bool(np.all(_u32(raw, first) < n_features)),
+             f"a {name} reference names a feature id out of range")
 
 
 def _check_cqdb(model: bytes, raw: np.ndarray, base: int, name: str, count: int) -> None:
@@ -326,7 +345,8 @@ def _check_cqdb(model: bytes, raw: np.ndarray, base: int, name: str, count: int)
     chunk_id, chunk_size, _, byte_order, bwd_size, bwd_offset = _CQDB_HEADER.unpack_from(model, base)
     _require(chunk_id == b"CQDB" and byte_order == _CQDB_BYTE_ORDER, f"{what} has no CQDB header")
     _require(_CQDB_DATA <= chunk_size <= len(model) - base, f"{what} has a bad size {chunk_size}")
-    tables = _u32(raw, base + _CQDB_HEADER.size + 4 * np.arange(2 * _CQDB_TABLES, dtype=np.int64)).reshape(-1, 2)
+    tables = _u32(raw, base + _CQDB_HEADER.size
+                  + 4 * np.arange(2 * _CQDB_TABLES, dtype=np.int64)).reshape(-1, 2)
     records = []
     n_records = 0
     for table_offset, buckets in tables.tolist():
@@ -347,7 +367,8 @@ def _check_cqdb(model: bytes, raw: np.ndarray, base: int, name: str, count: int)
              f"the backward array of {what} does not fit")
     backward = _u32(raw, base + bwd_offset + 4 * np.arange(n_records, dtype=np.int64))
     if name == "label":
-        _require(bwd_size >= count and bool(np.all(backward[:count] != 0)), f"{what} lacks the name of a label")
+        _require(bwd_size >= count and bool(np.all(backward[:count] != 0)),
+                 f"{what} lacks the name of a label")
     _check_records(raw, base, chunk_size, backward[:bwd_size][backward[:bwd_size] != 0], what)
 
 
@@ -355,7 +376,8 @@ def _check_records(raw: np.ndarray, base: int, chunk_size: int, offsets: np.ndar
     """Records (id, key size, key with its NUL) at chunk-relative ``offsets`` lie inside the chunk."""
     _require(bool(np.all(offsets + 8 <= chunk_size)), f"a record of {what} lies past its end")
     sizes = _u32(raw, base + offsets + 4)
-    _require(bool(np.all((sizes >= 1) & (offsets + 8 + sizes <= chunk_size))), f"a key of {what} runs past its end")
+    _require(bool(np.all((sizes >= 1) & (offsets + 8 + sizes <= chunk_size))),
+             f"a key of {what} runs past its end")
     _require(bool(np.all(raw[base + offsets + 8 + sizes - 1] == 0)), f"a key of {what} is not NUL-terminated")
 
 

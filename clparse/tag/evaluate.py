@@ -27,17 +27,20 @@ class TaggingReport:
 
     def to_dict(self, top: int = 20) -> dict[str, Any]:
         return {"sentences": self.sentences, "tokens": self.tokens, "correct": self.correct,
-                "accuracy": self.accuracy, "tokens_per_second": self.tokens / self.seconds if self.seconds else None,
-                "confusions": [{"gold": g, "predicted": p, "count": n} for (g, p), n in self.confusions.most_common(top)]}
+                "accuracy": self.accuracy,
+                "tokens_per_second": self.tokens / self.seconds if self.seconds else None,
+                "confusions": [{"gold": g, "predicted": p, "count": n} for (g, p),
+                               n in self.confusions.most_common(top)]}
 
     def format(self, top: int = 20) -> str:
         speed = f", {self.tokens / self.seconds:,.0f} tokens/s" if self.seconds else ""
-        lines = [(f"{self.sentences:,} sentences, {self.tokens:,} tokens: {self.accuracy:.2f} % tagged as in the "
-                  f"gold trees ({self.tokens - self.correct:,} errors){speed}")]
+        lines = [(f"{self.sentences:,} sentences, {self.tokens:,} tokens: {self.accuracy:.2f} % tagged as in "
+                  f"the gold trees ({self.tokens - self.correct:,} errors){speed}")]
         if self.confusions:
             lines += ["", f"{'gold':<8} {'tagged':<8} {'count':>6} {'share of errors':>16}"]
             errors = self.tokens - self.correct
-            lines += [f"{g:<8} {p:<8} {n:>6} {100.0 * n / errors:>15.1f}%" for (g, p), n in self.confusions.most_common(top)]
+            lines += [f"{g:<8} {p:<8} {n:>6} {100.0 * n / errors:>15.1f}%" for (g, p),
+                      n in self.confusions.most_common(top)]
         return "\n".join(lines)
 
 

@@ -62,7 +62,8 @@ def fold_of(index: int, count: int, folds: int, order: str = "interleaved") -> i
     raise ConfigurationError(f"fold order must be one of {', '.join(FOLD_ORDERS)}, got {order!r}")
 
 
-def _tag_fold(spec: TaggerSpec, training: list[list[tuple[str, str]]], held_out: list[list[str]]) -> list[list[str]]:
+def _tag_fold(spec: TaggerSpec, training: list[list[tuple[str, str]]],
+              held_out: list[list[str]]) -> list[list[str]]:
     tagger = spec.train([sentence for sentence in training if sentence])  # nothing to learn from an empty one
     return [tagger.tag(words) if words else [] for words in held_out]  # type: ignore[attr-defined]
 

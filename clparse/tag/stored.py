@@ -84,5 +84,5 @@ def load_tagger(db: Database | str | Path) -> PosTagger | None:
         from clparse.tag.perceptron import Tagger
 
         return Tagger.from_json(model)
-    raise ConfigurationError(f"{Database.of(db, readonly=True).path}: stored tagger of unknown kind {kind!r}; "
-                             "a newer clparse made it")
+    raise ConfigurationError(f"{Database.of(db, readonly=True).path}: stored tagger of unknown kind "
+                             f"{kind!r}; a newer clparse made it")

@@ -2,11 +2,12 @@
 
 This process (the coordinator) owns the database, as a local trainer does: it claims a label, loads
 its problem and resume state (margins replayed from the last checkpoint; in a loader thread, one label
-at a time, so commits go on meanwhile), and scatters them to one worker as a :class:`~clparse.train.remote.LabelJob`. It then asks that worker for batches of
-iterations (:func:`~clparse.train.remote.advance`; the next batch is requested before the current one
-is committed, so the worker is not idle while the coordinator writes) and commits every returned
-iteration in its own transaction, the same rows and checkpoints a local run writes, applying the stop
-rule itself. Workers never see the database or its path.
+at a time, so commits go on meanwhile), and scatters them to one worker as a
+:class:`~clparse.train.remote.LabelJob`. It then asks that worker for batches of iterations
+(:func:`~clparse.train.remote.advance`; the next batch is requested before the current one is committed, so
+the worker is not idle while the coordinator writes) and commits every returned iteration in its own
+transaction, the same rows and checkpoints a local run writes, applying the stop rule itself. Workers never
+see the database or its path.
 
 A worker lost mid-label (killed, its machine gone) cancels the label's futures; the label is then
 started again from its last committed iteration, on any worker, and ends bit-identical to a local
@@ -37,7 +38,8 @@ if TYPE_CHECKING:  # the trainer is imported on first use: --dask's address is c
     from clparse.train.remote import Batch
     from clparse.train.stopping import StopRule
 
-INSTALL = "--dask needs Dask's distributed scheduler: pip install 'clparse[dask]' (or pip install 'dask[distributed]')"
+INSTALL = ("--dask needs Dask's distributed scheduler: pip install 'clparse[dask]' "
+           "(or pip install 'dask[distributed]')")
 #: How often a label's worker may be lost before the label is marked failed (a label that kills every
 #: worker it meets, e.g. out of memory, must not go round the cluster for ever).
 MAX_LOSSES = 3
@@ -92,8 +94,8 @@ class ClusterStats:
         per_iteration = rows / self.iterations if self.iterations else 0.0
         return (f"dask: {self.labels_shipped} label job(s) shipped ({self.bytes_to_workers / 1e6:,.1f} MB), "
                 f"{self.iterations} iterations received in {self.batches} batches "
-                f"({self.bytes_from_workers / 1e3:,.1f} kB: {per_iteration:,.0f} bytes of rows per iteration, "
-                f"{self.margin_bytes / 1e3:,.1f} kB of margins), {self.resubmitted} resubmitted")
+                f"({self.bytes_from_workers / 1e3:,.1f} kB: {per_iteration:,.0f} bytes of rows per "
+                f"iteration, {self.margin_bytes / 1e3:,.1f} kB of margins), {self.resubmitted} resubmitted")
 
 
 @dataclass
@@ -146,7 +148,8 @@ def connect(address: str) -> tuple[Any, Callable[[], None]]:
 
 
 def train_on_cluster(db: str | Path, labels: list[str], settings: BoostSettings, rule: StopRule, address: str,
-                     should_stop: Callable[[], bool], on_poll: Callable[[], object] | None, summary: TrainSummary,
+                     should_stop: Callable[[], bool], on_poll: Callable[[], object] | None,
+                     summary: TrainSummary,
                      batch_iterations: int = 50, batch_seconds: float = 1.0) -> ClusterStats:
     """Train ``labels`` (unfinished ones; see :func:`clparse.train.parallel.train`) on the cluster at
     ``address``; outcomes go into ``summary``."""
@@ -160,8 +163,8 @@ def train_on_cluster(db: str | Path, labels: list[str], settings: BoostSettings,
 
 
 class Coordinator:
-    def __init__(self, db: str | Path, settings: BoostSettings, rule: StopRule, client: Any, summary: TrainSummary,
-                 batch_iterations: int, batch_seconds: float) -> None:
+    def __init__(self, db: str | Path, settings: BoostSettings, rule: StopRule, client: Any,
+                 summary: TrainSummary, batch_iterations: int, batch_seconds: float) -> None:
         from clparse.store.training import TrainingStore
 
         self.db, self.settings, self.rule, self.client, self.summary = db, settings, rule, client, summary
@@ -218,8 +221,10 @@ class Coordinator:
                 self.drop(run)
                 if not self.damaged:
                     try:
-                        where = "" if run.job is None else f" after iteration {run.committed}"  # None: loading
-                        self.finish(run.label, "paused", f"interrupted{where}; run `clparse train` again to resume")
+                        # run.job None: loading
+                        where = "" if run.job is None else f" after iteration {run.committed}"
+                        self.finish(run.label, "paused",
+                                    f"interrupted{where}; run `clparse train` again to resume")
                     except Exception:  # e.g. a full disk: the claim then reads as dead, and resumes
                         pass
             self.loader.shutdown(wait=False, cancel_futures=True)
@@ -239,7 +244,8 @@ class Coordinator:
         busy: dict[str, int] = {}
         for run in self.running.values():
             busy[run.worker] = busy.get(run.worker, 0) + 1
-        free = [(threads - busy.get(address, 0), address) for address, threads in sorted(self.workers.items())]
+        free = [(threads - busy.get(address, 0), address)
+                for address, threads in sorted(self.workers.items())]
         best = max(free, default=(0, ""), key=lambda pair: pair[0])
         return best[1] if best[0] > 0 else None
 
@@ -283,9 +289,9 @@ class Coordinator:
             splits = store.splits(label)
         finally:
             store.close()
-        job = LabelJob(label, problem.indptr, problem.indices, problem.n_features, problem.y, problem.multiplicity,
-                       self.settings.to_dict(), (self.rule.until_theta, self.rule.max_iterations,
-                                                 self.rule.max_splits),
+        job = LabelJob(label, problem.indptr, problem.indices, problem.n_features, problem.y,
+                       problem.multiplicity, self.settings.to_dict(),
+                       (self.rule.until_theta, self.rule.max_iterations, self.rule.max_splits),
                        state.iteration, state.theta, splits, margins)
         del problem, margins
         size = shipped_bytes(job)
@@ -350,7 +356,8 @@ class Coordinator:
                                        if m is not None)
         self.stats.worker_seconds += batch.seconds
         if batch.end is None and batch.records:
-            self.submit(run, int(batch.records[-1].iteration["iteration"]))  # the worker goes on while we write
+            # the worker goes on while we write
+            self.submit(run, int(batch.records[-1].iteration["iteration"]))
         try:
             self.commit(run, batch)
         except Exception as exc:

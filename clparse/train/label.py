@@ -28,8 +28,8 @@ def checked_state(store: TrainingStore, label: str, settings: BoostSettings) -> 
         stored = BoostSettings.from_dict(state.settings)
         if stored != settings:
             raise ConfigurationError(
-                f"label {label} was trained with {stored.to_dict()}, not {settings.to_dict()}; settings cannot "
-                "change midway (use a new database for other settings)")
+                f"label {label} was trained with {stored.to_dict()}, not {settings.to_dict()}; settings "
+                "cannot change midway (use a new database for other settings)")
     return state
 
 
@@ -51,13 +51,15 @@ def train_label(db: str | Path, label: str, settings: BoostSettings, rule: StopR
         if state.state is not None:
             store.finish(label, "stopped", reason)
         return "stopped"
-    store.claim(label, settings.to_dict(), trainer_alive, claim_note())  # atomic: a second trainer is refused here
+    # atomic: a second trainer is refused here
+    store.claim(label, settings.to_dict(), trainer_alive, claim_note())
     try:
         problem = store.load_problem(label)
         state = checked_state(store, label, settings)
         margins = current_margins(store, label, state, problem)  # replays the trees after the stored margins
-        booster = Booster(problem.indptr, problem.indices, problem.n_features, problem.y, problem.multiplicity,
-                          settings, margins=margins, iteration=state.iteration, theta=state.theta)
+        booster = Booster(problem.indptr, problem.indices, problem.n_features, problem.y,
+                          problem.multiplicity, settings, margins=margins, iteration=state.iteration,
+                          theta=state.theta)
         del problem, margins
         stored = state.margins_iteration  # the iteration whose margins label_training holds
 
@@ -66,7 +68,8 @@ def train_label(db: str | Path, label: str, settings: BoostSettings, rule: StopR
             if stored == booster.iteration:  # a checkpoint wrote them already
                 store.finish(label, final, message)
             else:
-                store.finish(label, final, message, margins=booster.margins, margins_iteration=booster.iteration)
+                store.finish(label, final, message, margins=booster.margins,
+                             margins_iteration=booster.iteration)
             return final
 
         store.record_loss(label, booster.loss())
@@ -81,7 +84,8 @@ def train_label(db: str | Path, label: str, settings: BoostSettings, rule: StopR
             iteration, nodes = iteration_rows(result)
             rate = examples_per_second(len(booster.y), result)
             checkpoint = result.iteration % settings.checkpoint_every == 0
-            store.commit(label, iteration, nodes, booster.margins, checkpoint=checkpoint, examples_per_second=rate)
+            store.commit(label, iteration, nodes, booster.margins, checkpoint=checkpoint,
+                         examples_per_second=rate)
             if checkpoint:
                 stored = result.iteration
             splits += result.tree.splits

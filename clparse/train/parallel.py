@@ -50,7 +50,8 @@ def resolve(db: str | Path, labels: Sequence[str] | None, rule: StopRule,
     chosen = list(known) if not labels else list(labels)
     unknown = [label for label in chosen if label not in known]
     if unknown:
-        raise ConfigurationError(f"unknown label(s) {', '.join(unknown)}; the database has {', '.join(known)}")
+        raise ConfigurationError(f"unknown label(s) {', '.join(unknown)}; the database has "
+                                 f"{', '.join(known)}")
     if rule.empty:
         rule = StopRule(until_theta=default_theta_floor(store.mean_candidates()))
     if settings is not None:
@@ -98,8 +99,8 @@ def train(db: str | Path, labels: Sequence[str] | None = None, settings: BoostSe
 
         pending = _settle_finished(db, chosen, settings, rule, should_stop, summary)
         if pending:
-            summary.cluster = train_on_cluster(db, pending, settings, rule, dask, should_stop, on_poll, summary,
-                                               batch_iterations, batch_seconds)
+            summary.cluster = train_on_cluster(db, pending, settings, rule, dask, should_stop, on_poll,
+                                               summary, batch_iterations, batch_seconds)
         checkpoint_wal(db)
         return summary
     if jobs == 1:
@@ -114,7 +115,8 @@ def train(db: str | Path, labels: Sequence[str] | None = None, settings: BoostSe
     return summary
 
 
-def _train_here(db: str | Path, label: str, settings: BoostSettings, rule: StopRule, should_stop: Callable[[], bool],
+def _train_here(db: str | Path, label: str, settings: BoostSettings, rule: StopRule,
+                should_stop: Callable[[], bool],
                 on_iteration: Callable[[str, IterationResult], object] | None, summary: TrainSummary) -> None:
     """One label in this process; its outcome goes into ``summary`` (the other labels go on)."""
     try:
@@ -133,7 +135,8 @@ def _finished(store: TrainingStore, label: str, rule: StopRule) -> bool:
     """Has the label nothing left to do under ``rule``? (Then no worker process is started for it.)"""
     state = store.state(label)
     return state.state == "converged" or (
-        state.state is not None and rule.reached(state.iteration, state.theta, store.splits(label)) is not None)
+        state.state is not None
+        and rule.reached(state.iteration, state.theta, store.splits(label)) is not None)
 
 
 def _settle_finished(db: str | Path, labels: list[str], settings: BoostSettings, rule: StopRule,

@@ -26,7 +26,8 @@ def claim_worker(message: str | None) -> str | None:
 
 
 def _claim_host(message: str | None) -> str | None:
-    match = re.fullmatch(r"training on (\S+) as pid \d+(?:" + re.escape(WORKER_NOTE) + r"\S+)?", message or "")
+    match = re.fullmatch(r"training on (\S+) as pid \d+(?:" + re.escape(WORKER_NOTE) + r"\S+)?",
+                         message or "")
     return match.group(1) if match else None
 
 

@@ -31,12 +31,15 @@ def iteration_rows(result: IterationResult) -> tuple[dict[str, Any], list[dict[s
     tree = result.tree
     iteration = {
         "iteration": result.iteration, "theta": tree.theta, "root_gain": tree.root_gain,
-        "loss_before": result.loss_before, "loss_after": result.loss_after, "z": result.z, "splits": tree.splits,
-        "leaves": len(tree.nodes) - tree.splits, "depth": tree.depth, "weight_positive": result.weight_positive,
+        "loss_before": result.loss_before, "loss_after": result.loss_after, "z": result.z,
+        "splits": tree.splits, "leaves": len(tree.nodes) - tree.splits, "depth": tree.depth,
+        "weight_positive": result.weight_positive,
         "weight_negative": result.weight_negative, "weight_max": result.weight_max, "seconds": result.seconds,
         "search_seconds": result.search_seconds}
-    nodes = [{"node": n.node, "parent": n.parent, "depth": n.depth, "feature_id": None if n.is_leaf else n.feature,
-              "gain": None if n.is_leaf else n.best_gain, "best_gain": n.best_gain, "w_positive": n.w_positive,
+    nodes = [{"node": n.node, "parent": n.parent, "depth": n.depth,
+              "feature_id": None if n.is_leaf else n.feature,
+              "gain": None if n.is_leaf else n.best_gain, "best_gain": n.best_gain,
+              "w_positive": n.w_positive,
               "w_negative": n.w_negative, "examples": n.examples, "candidates": n.candidates,
               "confidence": n.confidence, "true_child": n.true_child, "false_child": n.false_child}
              for n in tree.nodes]
@@ -96,7 +99,8 @@ class Batch:
     records: list[Record]
     end: str | None  # "stopped" (the stop rule), "converged", or None: more to come
     reason: str | None
-    margins: np.ndarray | None  # when the label ended: Q after ``margins_iteration`` (stored with its final state)
+    # when the label ended: Q after ``margins_iteration`` (stored with its final state)
+    margins: np.ndarray | None
     margins_iteration: int
     seconds: float  # time the worker spent in this batch
 

@@ -35,12 +35,14 @@ def label_status(db: str | Path) -> list[LabelStatus]:
         elif state == "training" and not trainer_alive(pid, updated, message):
             state, message = "interrupted", "its process is gone (killed?); run `clparse train` to resume"
         worker = claim_worker(message) if state == "training" else None
-        out.append(LabelStatus(name, iteration or 0, theta, splits or 0, loss, eps, state, updated, message, worker))
+        out.append(LabelStatus(name, iteration or 0, theta, splits or 0, loss, eps, state, updated, message,
+                               worker))
     return out
 
 
 def format_status(rows: list[LabelStatus]) -> str:
-    header = f"{'label':<8} {'iter':>6} {'Θ':>10} {'splits':>7} {'loss':>12} {'ex/s':>10}  {'state':<11} last update"
+    header = (f"{'label':<8} {'iter':>6} {'Θ':>10} {'splits':>7} {'loss':>12} {'ex/s':>10}  "
+              f"{'state':<11} last update")
     lines = [header, "-" * len(header)]
     for r in rows:
         theta = "" if r.theta is None else f"{r.theta:.4g}"

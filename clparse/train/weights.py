@@ -39,13 +39,14 @@ def replay(store: TrainingStore, label: str, margins: np.ndarray, start: int, it
     if iteration > start:
         trees = store.trees(label, up_to=iteration, after=start)
         if len(trees) != iteration - start:
-            raise DatabaseError(f"{store.path}: label {label} lacks stored trees between iterations {start + 1} "
-                                f"and {iteration}")
+            raise DatabaseError(f"{store.path}: label {label} lacks stored trees between iterations "
+                                f"{start + 1} and {iteration}")
         Forest.from_trees(trees).accumulate(problem.indptr, problem.indices, margins)
     return margins
 
 
-def current_margins(store: TrainingStore, label: str, state: StoredState, problem: LabelProblem) -> np.ndarray:
+def current_margins(store: TrainingStore, label: str, state: StoredState,
+                    problem: LabelProblem) -> np.ndarray:
     """Q after the label's last committed iteration: its stored margins plus the trees committed since."""
     if len(state.margins) != len(problem.y):
         raise DatabaseError(f"{store.path}: label {label} has {len(state.margins)} stored margins for "
@@ -61,7 +62,8 @@ def margins_after(store: TrainingStore, label: str, iteration: int,
         problem = problem or store.load_problem(label)
         return np.zeros(len(problem.y), dtype=np.float64)
     if not 0 <= iteration <= state.iteration:
-        raise ConfigurationError(f"label {label} has iterations 0..{state.iteration}; no iteration {iteration}")
+        raise ConfigurationError(f"label {label} has iterations 0..{state.iteration}; no iteration "
+                                 f"{iteration}")
     if state.margins_iteration <= iteration:  # the label's stored margins: the latest kept vector
         start, margins = state.margins_iteration, state.margins
     else:
@@ -75,7 +77,8 @@ def margins_after(store: TrainingStore, label: str, iteration: int,
 WEIGHT_COLUMNS = ("example", "row", "y", "multiplicity", "margin", "weight")
 
 
-def weights_at(db: str | Path, label: str, iteration: int) -> Iterator[tuple[int, int, int, int, float, float]]:
+def weights_at(db: str | Path, label: str,
+               iteration: int) -> Iterator[tuple[int, int, int, int, float, float]]:
     """Rows (example, feature row, y, multiplicity, margin, weight) of the weights w^t that grew tree t.
 
     w^t comes from the margins after t-1 trees (paper Eq. 8); t may be one past the last stored tree

@@ -28,7 +28,8 @@ def die_with_parent(parent: int) -> None:
         sys.exit(0)
 
 
-def run(parent: int, db: str, label: str, settings: dict[str, Any], rule: tuple[Any, ...], results: Any) -> None:
+def run(parent: int, db: str, label: str, settings: dict[str, Any], rule: tuple[Any, ...],
+        results: Any) -> None:
     """One label in this process: stop flags on SIGINT/SIGTERM, the result (or error) on ``results``."""
     from clparse.interrupt import StopRequest
 

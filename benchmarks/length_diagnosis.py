@@ -99,7 +99,9 @@ def main() -> None:
     parser.add_argument("--theta", required=True, help="Θ̂ to rebuild the model at (a number, or best)")
     parser.add_argument("--beam", type=int, default=1000)
     parser.add_argument("--max-pops", type=int, default=10_000)
-    parser.add_argument("--gold-max-pops", type=int, default=10_000, help="pop cap of the gold search")
+    parser.add_argument("--gold-max-pops", type=int, default=10_000, help="pop cap of the gold searches")
+    parser.add_argument("--gold-max-windows", type=int, default=20_000,
+                        help="windows scored to bound gold constituents' confidences")
     parser.add_argument("--every", type=int, default=1, help="every N-th sentence (1: all)")
     parser.add_argument("--json", type=Path, default=None,
                         help="also write the table and every sentence here")
@@ -116,7 +118,8 @@ def main() -> None:
     sentences: list[dict[str, Any]] = []
     outputs: list[str] = []
     for number, gold in enumerate(dev, 1):
-        found = diagnose(clparser, gold, gold_max_pops=args.gold_max_pops)
+        found = diagnose(clparser, gold, gold_max_pops=args.gold_max_pops,
+                         gold_max_windows=args.gold_max_windows)
         text = format_tree(found.tree)
         outputs.append(text)
         tree = parse_tree(text)  # scored as `clparse eval` reads the written file
@@ -128,7 +131,9 @@ def main() -> None:
                           "outcome": found.outcome, "pop_cap": found.pop_cap, "fallback": found.fallback,
                           "pops": found.returned.pops if found.returned else 0,
                           "gold_status": found.gold.status if found.gold else None,
-                          "gold_pops": found.gold.pops if found.gold else 0, "problem": found.problem,
+                          "gold_pops": found.gold.pops if found.gold else 0, "dive": found.dive,
+                          "ceiling": found.ceiling,
+                          "problem": found.problem,
                           "returned_min": min(found.returned.score.confidences, default=None)
                           if found.returned and found.returned.score else None,
                           "gold_min": min(found.gold.score.confidences, default=None)
@@ -137,7 +142,8 @@ def main() -> None:
         print(f"[{number}/{len(dev)}] {length} words: {found.outcome}"
               f"{' (pop cap)' if found.pop_cap else ''}{' flat' if found.fallback else ''}"
               f" parse {found.parse_seconds:.1f} s, gold {found.gold_seconds:.1f} s"
-              f"{' — ' + found.problem if found.outcome == 'unreachable' else ''}",
+              f"{' — ' + found.problem if found.outcome == 'unreachable' else ''}"
+              f"{' — ' + found.ceiling if found.outcome == 'model' and found.ceiling else ''}",
               file=sys.stderr, flush=True)
     if args.output is not None:  # and the gold trees beside it: `clparse eval GOLD PARSES` scores the same
         args.output.write_text("".join(line + "\n" for line in outputs))

@@ -26,9 +26,11 @@ from clparse.search.aggregate import Score, empty, extend
 from clparse.search.gold import (
     GoldBest,
     GoldScorer,
+    WindowCeiling,
     classify,
     diagnose,
     gold_best_first,
+    gold_depth_first,
     gold_search,
     item_structure,
     tree_structure,
@@ -77,11 +79,16 @@ def reachable(parser: Parser, max_phrases: int, max_words: int, limit: int) -> l
     return found
 
 
-def brute_force(parser: Parser, gold: Tree, leaves: list) -> tuple[float, ...] | None:
-    """The best key over every order of building ``gold`` (orders replayed with the training oracle)."""
+def brute_force(parser: Parser, gold: Tree, leaves: list,
+                highest: dict | None = None) -> tuple[float, ...] | None:
+    """The best key over every order of building ``gold`` (orders replayed with the training oracle).
+
+    ``highest``, if given, receives each constituent's highest confidence over every order.
+    """
     scorer = CandidateScorer(parser.model)
     aggregator = parser.options.aggregator
     best: list[tuple[float, ...]] = []
+    highest = {} if highest is None else highest
 
     def walk(order: list[int], score: Score) -> None:
         oracle = Oracle(gold, list(leaves))
@@ -96,6 +103,9 @@ def brute_force(parser: Parser, gold: Tree, leaves: list) -> tuple[float, ...] |
         for index in oracle.buildable():
             key = oracle.key(index)
             if key in confidence:  # else a candidate constraint excludes this order
+                node = oracle.phrases[index - oracle.n_words]
+                span = (node.start, node.end, node.label)
+                highest[span] = max(highest.get(span, confidence[key]), confidence[key])
                 walk(order + [index], extend(aggregator, score, confidence[key]))
 
     walk([], empty(aggregator))
@@ -196,6 +206,30 @@ def test_forced_search_and_model_errors(parser: Parser) -> None:
     assert classify(False, bad, capped) == "undecided"
     assert classify(False, bad, capped, greedy=best.score) == "search"
     assert classify(False, bad, GoldBest("cap", floor=(1001.0,))) == "model"
+
+
+def test_depth_first_dive_decides_as_brute_force(parser: Parser) -> None:
+    for gold, leaves in reachable(parser, max_phrases=7, max_words=10, limit=6):
+        expected = brute_force(parser, gold, leaves)
+        assert expected is not None
+        worse = tuple(x + 1e-6 for x in expected)  # just above the best key: an order beats it
+        dive = gold_depth_first(leaves, GoldScorer(CandidateScorer(parser.model), gold), worse)
+        assert dive.status == "found" and dive.score is not None and dive.score.key < worse
+        assert dive.item is not None and item_structure(dive.item) == tree_structure(gold)
+        exhausted = gold_depth_first(leaves, GoldScorer(CandidateScorer(parser.model), gold), expected)
+        assert exhausted.status == "bound"  # nothing strictly below the best: proven
+        assert classify(False, Score((), expected), exhausted) == "model"
+        capped = gold_depth_first(leaves, GoldScorer(CandidateScorer(parser.model), gold), worse, max_pops=1)
+        assert capped.status == "cap"
+
+
+def test_window_ceiling_is_the_highest_confidence_over_every_order(parser: Parser) -> None:
+    for gold, leaves in reachable(parser, max_phrases=7, max_words=10, limit=6):
+        highest: dict = {}
+        brute_force(parser, gold, leaves, highest)
+        ceiling = WindowCeiling(leaves, GoldScorer(CandidateScorer(parser.model), gold))
+        for key, confidence in highest.items():
+            assert ceiling.ceiling(key) == pytest.approx(confidence, abs=1e-12), key
 
 
 def test_gold_unreachable_wider_than_k(parser: Parser) -> None:

@@ -19,15 +19,18 @@ Y → X`` over one span) cannot be built at all.
 gold tree scores strictly better than ``R`` (a smaller key, :mod:`clparse.search.aggregate`): first the
 greedy gold order (any order's score is an upper bound on the gold tree's best key), then
 :func:`gold_best_first`, a best-first search over the gold states with an unbounded agenda that stops
-at ``R``. The sentence is then:
+at ``R``, and if that reaches its pop cap, :func:`gold_depth_first`, a dive for any order below ``R``
+(pruned at ``R``: it also proves a model error when it runs out of states). The sentence is then:
 
 * ``correct``: the parse matches every gold bracket (EVALB F1 100 on the sentence);
 * ``search``: a search error: an order of building the gold tree scores strictly better than the path
   the search returned, so the model preferred the gold tree and the search did not find it;
 * ``model``: a model error: no order of building the gold tree scores better than the returned parse
   (ties included: the model does not prefer the gold tree). Proven: the best-first search popped a
-  state whose key reached ``R``, so every order's key is at least ``R``;
-* ``undecided``: the gold search reached its own pop cap with every state popped so far better than
+  state whose key reached ``R``, so every order's key is at least ``R``; or the dive expanded every
+  state below ``R`` without completing one; or a gold constituent scores below the parse's lowest
+  confidence in every window it can be built in (:class:`WindowCeiling`);
+* ``undecided``: both gold searches reached their pop caps, every state popped so far better than
   ``R`` and no complete order found below it. Every order scores at least the last popped key (a
   lower bound that did not reach ``R``), and the greedy order at most its own key (an upper bound that
   did not beat ``R``): a better order may lie past the cap;
@@ -261,6 +264,145 @@ def gold_best_first(leaves: list[Item], scorer: GoldScorer, *, aggregator: str =
     return GoldBest("unreachable", pops=pops)
 
 
+def gold_depth_first(leaves: list[Item], scorer: GoldScorer, bound: tuple[float, ...], *,
+                     aggregator: str = "maxmin", max_pops: int = 10_000) -> GoldBest:
+    """Depth first, best confidence first, for an order of building the gold tree with a key below ``bound``.
+
+    Where the best-first search stopped at its cap (it must pop every state better than the gold tree's
+    best before it completes one), this dives: ``found`` at the first complete order below ``bound``
+    (not necessarily the best), ``bound`` when every state below it has been expanded (no order beats
+    it: a frontier reached again is expanded again only by a better path, which then dominates), or
+    ``cap``.
+    """
+    interned: dict[tuple[object, ...], Item] = {}
+
+    def make(label: str, children: tuple[Item, ...]) -> Item:
+        key = (label, *children)
+        item = interned.get(key)
+        if item is None:
+            item = interned[key] = build(label, children)
+        return item
+
+    start = empty(aggregator)
+    stack: list[tuple[tuple[Item, ...], Score]] = [(tuple(leaves), start)]
+    expanded: dict[tuple[Item, ...], tuple[float, ...]] = {}
+    pops = 0
+    while stack:
+        frontier, score = stack.pop()
+        before = expanded.get(frontier)
+        if before is not None and before <= score.key:
+            continue
+        expanded[frontier] = score.key
+        pops += 1
+        if len(frontier) == 1 and frontier[0].label == ROOT_LABEL:
+            return GoldBest("found", frontier[0], score, pops=pops)
+        if pops >= max_pops:
+            return GoldBest("cap", pops=pops)
+        children = []
+        for first, end, label, confidence in ranked(scorer.candidates(frontier)):
+            extended = extend(aggregator, score, confidence)
+            if extended.key < bound:
+                child = frontier[:first] + (make(label, frontier[first:end]),) + frontier[end:]
+                children.append((child, extended))
+        stack.extend(reversed(children))  # the best candidate is explored first
+    return GoldBest("bound", pops=pops)
+
+
+def greedy_gold(leaves: list[Item], scorer: GoldScorer,
+                aggregator: str = "maxmin") -> tuple[Score | None, dict[Key, float]]:
+    """The greedy order of building the gold tree: its score, and each constituent's confidence in it."""
+    frontier, score = tuple(leaves), empty(aggregator)
+    confidences: dict[Key, float] = {}
+    while not (len(frontier) == 1 and frontier[0].label == ROOT_LABEL):
+        best = next(ranked(scorer.candidates(frontier)), None)
+        if best is None:
+            return None, confidences
+        first, end, label, confidence = best
+        item = build(label, frontier[first:end])
+        confidences[(item.start, item.end, label)] = confidence
+        frontier = frontier[:first] + (item,) + frontier[end:]
+        score = extend(aggregator, score, confidence)
+    return score, confidences
+
+
+class WindowCeiling:
+    """The highest confidence a gold constituent can get in *any* state the gold tree passes through.
+
+    A candidate's confidences are a function of its window: its children and the ``context`` frontier
+    items on each side (with how many of those positions fall off the sentence), as the compiled kernel
+    caches them (:mod:`clparse.features.kernel`). Where a gold constituent is built, its children are its
+    gold children, and the item just left of it is any gold node or leaf ending where it starts (none is
+    its ancestor; any set of disjoint gold items can stand in the frontier beside it at once), the next
+    one any ending where that one starts, and so on; likewise on the right. Scoring every such window
+    bounds the constituent's confidence over every order: if even that bound is below the returned
+    parse's lowest confidence, every order of building the gold tree scores worse than the parse, a
+    proven model error that no search of the gold states has to enumerate.
+    """
+
+    def __init__(self, leaves: list[Item], scorer: GoldScorer) -> None:
+        self.scorer = scorer.inner
+        self.context = int(self.scorer.context)
+        self.scorer.candidates(leaves)  # the item table starts from the sentence's leaves
+        self.items: dict[Key, Item] = {(leaf.start, leaf.end, leaf.label): leaf for leaf in leaves}
+        self.phrases = scorer.phrases
+        for key in self.phrases:  # children before parents: the keys were stored in post-order
+            self.items[key] = build(key[2], [self.items[child] for child in self.phrases[key]])
+        self.ending: dict[int, list[Item]] = {}
+        self.starting: dict[int, list[Item]] = {}
+        for item in self.items.values():
+            if item.label != ROOT_LABEL:
+                self.ending.setdefault(item.end, []).append(item)
+                self.starting.setdefault(item.start, []).append(item)
+        self.n = len(leaves)
+        self.windows = 0  # windows scored, for reports
+
+    def _left(self, position: int, depth: int) -> list[tuple[Item, ...]]:
+        if depth == self.context or position == 0:
+            return [()]
+        return [rest + (item,) for item in self.ending.get(position, [])
+                for rest in self._left(item.start, depth + 1)]
+
+    def _right(self, position: int, depth: int) -> list[tuple[Item, ...]]:
+        if depth == self.context or position == self.n:
+            return [()]
+        return [(item,) + rest for item in self.starting.get(position, [])
+                for rest in self._right(item.end, depth + 1)]
+
+    def ceiling(self, key: Key) -> float | None:
+        """The constituent's highest confidence over every window (None: no window makes it a candidate)."""
+        children = tuple(self.items[child] for child in self.phrases[key])
+        label = self.scorer.labels.index(key[2])
+        best: float | None = None
+        for left in self._left(key[0], 0):
+            for right in self._right(key[1], 0):
+                found = self.scorer.candidates(left + children + right)
+                self.windows += 1
+                first, end = len(left), len(left) + len(children)
+                at = np.flatnonzero((found.first == first) & (found.end == end) & (found.label == label))
+                if len(at):
+                    confidence = float(found.confidence[at[0]])
+                    best = confidence if best is None else max(best, confidence)
+        return best
+
+
+def window_proof(leaves: list[Item], scorer: GoldScorer, confidences: dict[Key, float], lowest: float,
+                 max_windows: int = 20_000) -> str:
+    """A gold constituent that scores below ``lowest`` in every window, if one is found ("" if not).
+
+    The constituents tried are those the greedy gold order built below ``lowest``, lowest first, until
+    ``max_windows`` windows have been scored. Under max-min, such a constituent puts every order of
+    building the gold tree below a parse whose lowest confidence is ``lowest``: a model error.
+    """
+    ceiling = WindowCeiling(leaves, scorer)
+    for key in sorted((k for k, c in confidences.items() if c < lowest), key=confidences.__getitem__):
+        if ceiling.windows > max_windows:
+            break
+        top = ceiling.ceiling(key)
+        if top is not None and top < lowest:
+            return f"{key[2]} over words {key[0]}-{key[1]} scores at most {top:.3g} (the parse: {lowest:.3g})"
+    return ""
+
+
 def classify(exact_match: bool, returned: Score | None, gold: GoldBest | None,
              greedy: Score | None = None) -> str:
     """One of :data:`OUTCOMES` for a sentence (see the module's docstring).
@@ -276,7 +418,7 @@ def classify(exact_match: bool, returned: Score | None, gold: GoldBest | None,
         return "search"
     if greedy is not None and greedy.key < returned.key:
         return "search"
-    if gold.status == "best":
+    if gold.status in ("best", "found"):
         return "search" if gold.score is not None and gold.score.key < returned.key else "model"
     if gold.status == "bound" or (gold.floor is not None and gold.floor >= returned.key):
         return "model"
@@ -291,6 +433,8 @@ class Diagnosis:
     returned: SearchResult | None  # None: a flat fallback before any search
     gold: GoldBest | None  # None: the gold tree cannot be built (``problem`` says why)
     greedy: Score | None = None  # the greedy order of building the gold tree
+    dive: str = ""  # the depth-first search's status, if the best-first one reached its cap
+    ceiling: str = ""  # the constituent whose highest confidence in any window proved a model error
     problem: str = ""
     fallback: str | None = None
     words: int = 0  # words the search saw (after preprocessing)
@@ -304,7 +448,7 @@ class Diagnosis:
         return found is not None and found.completed and "popped states" in found.reason
 
 
-def diagnose(parser: Parser, gold: Tree, *, gold_max_pops: int = 10_000,
+def diagnose(parser: Parser, gold: Tree, *, gold_max_pops: int = 10_000, gold_max_windows: int = 20_000,
              params: EvalbParams = EvalbParams()) -> Diagnosis:
     """Parse the gold tree's tagged words as ``parser.parse_tagged`` does, then decide: search or model.
 
@@ -352,14 +496,25 @@ def diagnose(parser: Parser, gold: Tree, *, gold_max_pops: int = 10_000,
         scorer = GoldScorer(CandidateScorer(parser.model), gold_prepared.tree)
         found.problem = "; ".join(scorer.problems)
         if not scorer.problems:
-            greedy = search(leaves, scorer, beam=1, aggregator=options.aggregator)
-            found.greedy = greedy.score
+            found.greedy, confidences = greedy_gold(leaves, scorer, options.aggregator)
             bound = result.score.key if result.score is not None else None
-            if greedy.score is not None and bound is not None and greedy.score.key < bound:
-                found.gold = GoldBest("found", greedy.item, greedy.score)
+            if found.greedy is not None and bound is not None and found.greedy.key < bound:
+                found.gold = GoldBest("found", None, found.greedy)
             else:
-                found.gold = gold_best_first(leaves, scorer, aggregator=options.aggregator,
-                                             max_pops=gold_max_pops, bound=bound)
+                if bound and options.aggregator == "maxmin":
+                    found.ceiling = window_proof(leaves, scorer, confidences, -bound[0], gold_max_windows)
+                if found.ceiling:
+                    found.gold = GoldBest("bound")
+                else:
+                    found.gold = gold_best_first(leaves, scorer, aggregator=options.aggregator,
+                                                 max_pops=gold_max_pops, bound=bound)
+                if found.gold.status == "cap" and bound is not None:  # dive for an order below the bound
+                    dive = gold_depth_first(leaves, scorer, bound, aggregator=options.aggregator,
+                                            max_pops=gold_max_pops)
+                    found.dive = dive.status
+                    if dive.status != "cap":
+                        found.gold = GoldBest(dive.status, dive.item, dive.score, found.gold.floor,
+                                              found.gold.pops + dive.pops)
             if found.gold.status == "unreachable":
                 found.problem = "a candidate constraint excludes a gold constituent"
     found.gold_seconds = time.perf_counter() - clock

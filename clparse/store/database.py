@@ -4,13 +4,18 @@ A clparse database is a SQLite file with ``PRAGMA application_id`` =
 :data:`~clparse.store.schema.APPLICATION_ID` and an ``alembic_version`` row.
 Opening checks both: a file that is not SQLite or not clparse's is refused,
 a newer schema is refused, an older one is upgraded after a backup copy.
-Nothing is written to a file that is refused.
+Nothing is written to a file that is refused (except that SQLite rolls back a hot journal, an
+interrupted write's, before anything can read the file at all: see :func:`_inspect`).
+
+Creating is exclusive (:func:`init_database`), an upgrade is one transaction (:func:`_migrate`),
+and a backup never overwrites another (:func:`_backup_before_upgrade`).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,7 +26,7 @@ import sqlalchemy
 
 from clparse.errors import DatabaseError
 from clparse.store import dbapi
-from clparse.store.engine import BUSY_TIMEOUT_MS, make_engine
+from clparse.store.engine import BUSY_TIMEOUT_MS, make_engine, open_read_only, writable
 from clparse.store.schema import APPLICATION_ID
 
 if TYPE_CHECKING:
@@ -87,46 +92,175 @@ def known_revisions() -> list[str]:
 
 
 def _inspect(path: Path) -> tuple[int, str | None]:
-    """(application_id, schema revision or None) of an existing SQLite file, opened read-only."""
+    """(application_id, schema revision or None) of an existing SQLite file, read without writing.
+
+    The file is opened as read-only commands open it (:func:`~clparse.store.engine.open_read_only`:
+    read-only media too). One thing is not read as it is: a *hot journal* (``NAME-journal`` left by
+    a write killed in rollback-journal mode, which the old-schema files use until their first
+    upgrade switches them to WAL, so a kill during that switch leaves one). The file's committed
+    state is the file with that journal rolled back, which a read-only connection cannot do
+    (SQLite says "attempt to write a readonly database"); it used to be reported as damage. If we
+    may write the file, SQLite rolls the journal back, as any read-write open would (no committed
+    data changes); otherwise the file is refused with that reason.
+    """
     with open(path, "rb") as handle:
         header = handle.read(16)
     if header != SQLITE_HEADER:
         raise DatabaseError(f"{path}: not a SQLite database (unexpected file header); left untouched")
     try:
-        connection = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
-        connection.set_busy_timeout(BUSY_TIMEOUT_MS)
+        return _identity(path)
+    except apsw.ReadOnlyError as exc:
+        if getattr(exc, "extendedresult", None) != apsw.SQLITE_READONLY_ROLLBACK or not writable(path):
+            raise _unreadable(path, exc) from None
+    except apsw.Error as exc:
+        raise _unreadable(path, exc) from None
+    try:
+        recovering = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE)
+        try:
+            recovering.set_busy_timeout(BUSY_TIMEOUT_MS)
+            recovering.execute("SELECT count(*) FROM sqlite_master").fetchall()  # rolls the journal back
+        finally:
+            recovering.close()
+        return _identity(path)
+    except apsw.Error as exc:
+        raise _unreadable(path, exc) from None
+
+
+def _identity(path: Path) -> tuple[int, str | None]:
+    connection = open_read_only(path)
+    try:
         app_id = connection.execute("PRAGMA application_id").fetchall()[0][0]
         has_version = connection.execute(
             "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'alembic_version'"
         ).fetchall()[0][0]
-        revision = connection.execute("SELECT version_num FROM alembic_version").fetchall()[0][0] \
-            if has_version else None
+        versions = connection.execute("SELECT version_num FROM alembic_version").fetchall() if has_version \
+            else []
+    finally:
         connection.close()
-    except apsw.Error as exc:
-        raise DatabaseError(f"{path}: cannot read the database ({exc}); it may be damaged; "
-                            "left untouched") from None
+    revision = versions[0][0] if versions else None
     return int(app_id), None if revision is None else str(revision)  # type: ignore[arg-type]
 
 
+def _unreadable(path: Path, exc: apsw.Error) -> DatabaseError:
+    """One line for a file that could not even be looked at, naming the reason rather than guessing
+    damage: locked, unreadable, on read-only media with a log that cannot be read, or damaged."""
+    code = getattr(exc, "extendedresult", None)
+    if isinstance(exc, apsw.BusyError | apsw.LockedError):
+        return sqlite_error(exc, path)
+    if code == apsw.SQLITE_READONLY_ROLLBACK:
+        return DatabaseError(f"{path}: a write to it was interrupted and {path}-journal must be rolled back "
+                             "before it can be read, which needs write access to the file and its directory; "
+                             "left untouched")
+    if isinstance(exc, apsw.ReadOnlyError | apsw.CantOpenError):
+        return DatabaseError(f"{path}: cannot open it to read ({exc}): is it readable, and if a -wal file is "
+                             "beside it, are -wal and -shm readable (read-only media need both)?; left "
+                             "untouched")
+    if isinstance(exc, apsw.PermissionsError):
+        return DatabaseError(f"{path}: no permission to read it; left untouched")
+    return DatabaseError(f"{path}: cannot read the database ({exc}); it may be damaged; left untouched")
+
+
 def init_database(path: str | Path = DEFAULT_DB, echo: Callable[[str], object] = lambda _: None) -> Path:
-    """Create a new database at ``path`` or bring an existing clparse database up to date."""
-    path = Path(path)
+    """Create a new database at ``path`` or bring an existing clparse database up to date.
+
+    Creating is exclusive. The new database is built under a name of its own (pid and random
+    suffix) and only then put in place with ``os.link``, which fails if the path exists: a second
+    ``init`` or ``prepare`` started at the same moment on the same new path can never put an empty
+    or half-built file there, nor replace the first one's database. The one that comes second does
+    what it would have done a moment later: it finds the finished database and uses it (checked and
+    brought up to date like any existing one), saying "created by another process at the same
+    time". That is what a user expects of ``init`` ("create, or bring up to date") and of
+    ``prepare`` on a new path, and it is what happens anyway when the two are a second apart, so
+    being a millisecond apart changes nothing; only the one that created it says "created".
+    """
+    _create_or_update(Path(path), echo)
+    return Path(path)
+
+
+def _create_or_update(path: Path, echo: Callable[[str], object]) -> bool:
+    """:func:`init_database`; True if this call created the file."""
     if path.exists() and path.stat().st_size > 0:
         check_database(path, echo=echo, upgrade=True)
-        return path
+        return False
     path.parent.mkdir(parents=True, exist_ok=True)
-    # Build the new database under a temporary name and rename it into place: a failure leaves no file behind.
-    scratch = path.with_name(f".{path.name}.creating")
-    for leftover in (scratch, Path(f"{scratch}-wal"), Path(f"{scratch}-shm")):
-        leftover.unlink(missing_ok=True)
+    _remove_dead_scratch(path.parent, f".{path.name}.", ".creating")
+    scratch = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.creating")
     try:
-        _migrate(scratch, fresh=True)
-        os.replace(scratch, path)
+        _migrate(scratch, fresh=True)  # closed again: the log is folded in, the scratch file is complete
+        placed = _place(scratch, path)
     finally:
-        for leftover in (scratch, Path(f"{scratch}-wal"), Path(f"{scratch}-shm")):
+        for leftover in (scratch, Path(f"{scratch}-wal"), Path(f"{scratch}-shm"), Path(f"{scratch}-journal")):
             leftover.unlink(missing_ok=True)
-    echo(f"created {path} (schema {known_revisions()[-1]})")
-    return path
+    if placed:
+        echo(f"created {path} (schema {known_revisions()[-1]})")
+        return True
+    echo(f"{path} was created by another process at the same time; using it")
+    check_database(path, echo=echo, upgrade=True)
+    return False
+
+
+def _place(scratch: Path, path: Path) -> bool:
+    """Put the finished ``scratch`` at ``path`` unless another process put its own there first.
+
+    ``os.link`` creates ``path`` only if it does not exist (atomically, also against other hosts on
+    NFS). An empty file at ``path`` (``touch``) is replaced, one process at a time (a lock on the
+    directory, which the kernel drops if the process dies), and only while it is still empty.
+    """
+    try:
+        os.link(scratch, path)
+        return True
+    except FileExistsError:
+        pass
+    except OSError:  # a file system without hard links: the same, under the directory lock
+        pass
+    with _directory_lock(path.parent):
+        if path.exists() and path.stat().st_size > 0:
+            return False
+        os.replace(scratch, path)
+        return True
+
+
+@contextmanager
+def _directory_lock(directory: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``directory`` (where there is one), released when the block ends or the
+    process dies."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: os.link alone
+        yield
+        return
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # drops the lock
+
+
+def _remove_dead_scratch(directory: Path, prefix: str, suffix: str) -> None:
+    """Remove scratch files ``PREFIX<pid>.<random>SUFFIX`` (and their -wal/-shm/-journal) whose process
+    no longer runs: what a creator or backup killed with ``kill -9`` left behind. A live one is left alone."""
+    for leftover in directory.glob(f"{prefix}*"):
+        rest = leftover.name[len(prefix):]
+        base = rest
+        for tail in ("-wal", "-shm", "-journal"):
+            base = base.removesuffix(tail)
+        if not base.endswith(suffix):
+            continue
+        pid = base[:-len(suffix)].split(".")[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        leftover.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
 
 
 @contextmanager
@@ -135,9 +269,10 @@ def new_or_existing(path: str | Path, echo: Callable[[str], object] = lambda _: 
     """Create the database if missing (yields whether it was created); if the block then fails, a database
     created here is removed again, so a failed first command leaves no empty database behind."""
     path = Path(path)
-    created = not path.exists()
     new_dirs = [d for d in path.absolute().parents if not d.exists()]  # init_database makes them
-    init_database(path, echo=echo)
+    # Whether *this* call created it (not whether it was missing a moment ago): a database that a
+    # racing process created is never removed here.
+    created = _create_or_update(path, echo)
     try:
         yield created
     except BaseException:
@@ -173,12 +308,38 @@ def check_database(path: str | Path, *, upgrade: bool = True, echo: Callable[[st
         if not upgrade:
             raise DatabaseError(f"{path}: schema {revision} is older than {revisions[-1]}; run `clparse "
                                 "init`")
-        backup = path.with_name(f"{path.name}.schema-{revision}.bak")
-        _backup(path, backup)
+        backup = _backup_before_upgrade(path, revision)
         echo(f"upgrading {path} from schema {revision} to {revisions[-1]}; backup at {backup}")
         _migrate(path, fresh=False)
         revision = revisions[-1]
     return revision
+
+
+def _backup_before_upgrade(path: Path, revision: str) -> Path:
+    """A copy of ``path`` as ``NAME.schema-REV.bak``, or ``NAME.schema-REV.1.bak``, ``.2.bak``, ... if that is
+    taken: an earlier backup is never overwritten (nor written into: a partial one from a killed
+    upgrade made the backup API fail, and the database itself was then called damaged). The copy is
+    made under a scratch name and linked into place, so a kill leaves no partial ``.bak``."""
+    _remove_dead_scratch(path.parent, f".{path.name}.schema-{revision}.", ".bak-copying")
+    unique = f"{os.getpid()}.{secrets.token_hex(4)}"
+    scratch = path.with_name(f".{path.name}.schema-{revision}.{unique}.bak-copying")
+    try:
+        try:
+            _backup(path, scratch)
+        except apsw.Error as exc:
+            raise sqlite_error(exc, scratch if isinstance(exc, apsw.FullError) else path) from None
+        for n in range(10_000):
+            backup = path.with_name(f"{path.name}.schema-{revision}{f'.{n}' if n else ''}.bak")
+            try:
+                os.link(scratch, backup)
+                return backup
+            except FileExistsError:
+                continue
+        raise DatabaseError(f"{path}: 10000 backups {path.name}.schema-{revision}.*.bak already exist; "
+                            "remove some")
+    finally:
+        for leftover in (scratch, Path(f"{scratch}-journal"), Path(f"{scratch}-wal"), Path(f"{scratch}-shm")):
+            leftover.unlink(missing_ok=True)
 
 
 def checkpoint_wal(path: str | Path) -> None:
@@ -194,8 +355,7 @@ def checkpoint_wal(path: str | Path) -> None:
 
 def _backup(source: Path, target: Path) -> None:
     """A consistent copy through SQLite's backup API (safe while others use the file)."""
-    src = apsw.Connection(str(source), flags=apsw.SQLITE_OPEN_READONLY)
-    src.set_busy_timeout(BUSY_TIMEOUT_MS)
+    src = open_read_only(source)
     dst = apsw.Connection(str(target))
     try:
         # One step copies every page inside one read transaction: a consistent snapshot, and in WAL
@@ -243,8 +403,7 @@ def quick_check(path: str | Path, pragma: str = "quick_check") -> None:
     path = Path(path)
     check_database(path, upgrade=False, allow_older=True)
     try:
-        connection = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
-        connection.set_busy_timeout(BUSY_TIMEOUT_MS)
+        connection = open_read_only(path)
         try:
             problems = [row[0] for row in connection.execute(f"PRAGMA {pragma}(3)")]
         finally:
@@ -319,22 +478,34 @@ def sqlite_error(exc: BaseException, path: str | Path) -> DatabaseError:
 
 
 def _migrate(path: Path, *, fresh: bool, target: str = "head") -> None:
-    """Run the Alembic migrations to ``target`` inside one write transaction (so concurrent callers
-    serialize)."""
-    engine = make_engine(path)
-    with engine.connect() as connection:
-        raw: dbapi.Connection = connection.connection.dbapi_connection  # type: ignore[assignment]
-        raw.apsw.execute("BEGIN IMMEDIATE")
-        if fresh:
-            raw.apsw.execute(f"PRAGMA application_id = {int(APPLICATION_ID)}")
-        from alembic import command
+    """Run the Alembic migrations to ``target`` inside one write transaction: all of them or none.
 
-        config = _alembic_config()
-        config.attributes["connection"] = connection
-        command.upgrade(config, target)
-        connection.commit()
-        raw.commit()
-    engine.dispose()
+    The transaction is begun on the SQLAlchemy connection as well as in SQLite (``BEGIN
+    IMMEDIATE``, so concurrent callers serialize). That matters: Alembic knows SQLite's DDL as
+    non-transactional and, on a connection *it* sees outside a transaction, commits after every
+    migration, which committed the ``BEGIN IMMEDIATE`` after the first one and ran the rest in
+    autocommit (DDL outside a transaction, one statement at a time): a kill in between left a half
+    upgraded file, e.g. a batch copy ``_alembic_tmp_taggers`` beside the table, or a column added
+    but the revision not recorded, which the next ``init`` could not finish ("duplicate column").
+    On a connection already in a transaction Alembic commits nothing; SQLite's DDL is
+    transactional, batch operations (a table copied, dropped and renamed) included, so the single
+    COMMIT here is the one moment the file changes from the old schema to the new.
+    """
+    engine = make_engine(path)
+    try:
+        with engine.connect() as connection:
+            raw: dbapi.Connection = connection.connection.dbapi_connection  # type: ignore[assignment]
+            with connection.begin():
+                raw.apsw.execute("BEGIN IMMEDIATE")
+                if fresh:
+                    raw.apsw.execute(f"PRAGMA application_id = {int(APPLICATION_ID)}")
+                from alembic import command
+
+                config = _alembic_config()
+                config.attributes["connection"] = connection
+                command.upgrade(config, target)
+    finally:
+        engine.dispose()
 
 
 def open_engine(path: str | Path = DEFAULT_DB, *, readonly: bool = False) -> sqlalchemy.Engine:

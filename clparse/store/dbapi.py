@@ -39,6 +39,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, NoReturn
+from urllib.parse import quote
 
 import apsw
 
@@ -626,7 +627,8 @@ class Cursor:
 # --------------------------------------------------------------------------------------------
 
 
-def connect(path: str | os.PathLike[str], readonly: bool = False, busy_timeout_ms: int = 20000) -> Connection:
+def connect(path: str | os.PathLike[str], readonly: bool = False, busy_timeout_ms: int = 20000, *,
+            immutable: bool = False, query_only: bool = False) -> Connection:
     """Open ``path`` through APSW and return a DB-API :class:`Connection`.
 
     Every connection gets ``PRAGMA foreign_keys = ON`` and a busy timeout (wait up
@@ -637,18 +639,35 @@ def connect(path: str | os.PathLike[str], readonly: bool = False, busy_timeout_m
 
     ``readonly=True`` opens with ``SQLITE_OPEN_READONLY``: the file must exist and
     any write fails with OperationalError ("attempt to write a readonly database").
+    Two read-only variants (see :mod:`clparse.store.engine` for when each is used):
+    ``immutable=True`` opens ``?immutable=1`` (no locks, no ``-wal``/``-shm``: for files
+    nobody can change, e.g. on read-only media); ``query_only=True`` opens the existing
+    file read-write without changing its journal mode and sets ``PRAGMA query_only``,
+    so that writes fail and the connection, closing last, removes ``-wal``/``-shm``.
     """
     if busy_timeout_ms < 0:
         raise ValueError(f"busy_timeout_ms must be >= 0, not {busy_timeout_ms}")
+    if (immutable or query_only) and not readonly:
+        raise ValueError("immutable and query_only are ways of opening read-only: give readonly=True too")
+    if immutable and query_only:
+        raise ValueError("give immutable or query_only, not both")
     filename = os.fspath(path)
     flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+    target = filename
+    if query_only:
+        flags = apsw.SQLITE_OPEN_READWRITE
+    elif immutable:
+        flags |= apsw.SQLITE_OPEN_URI
+        target = f"file:{quote(os.path.abspath(filename))}?immutable=1"
     try:
-        db = apsw.Connection(filename, flags=flags)
+        db = apsw.Connection(target, flags=flags)
     except apsw.Error as exc:
         raise _translate(exc, readonly=readonly, filename=filename) from exc
     try:
         db.set_busy_timeout(busy_timeout_ms)  # first, so that the WAL switch below waits too
         db.execute("PRAGMA foreign_keys = ON")
+        if query_only:
+            db.execute("PRAGMA query_only = ON")
         if not readonly:
             mode = str(db.pragma("journal_mode", "wal")).lower()
             if mode != "wal" and filename not in ("", ":memory:"):  # in-memory databases cannot use WAL
@@ -662,7 +681,8 @@ def connect(path: str | os.PathLike[str], readonly: bool = False, busy_timeout_m
 
 
 def create_engine(
-    path: str | os.PathLike[str], *, readonly: bool = False, busy_timeout_ms: int = 20000, **kw: Any
+    path: str | os.PathLike[str], *, readonly: bool = False, busy_timeout_ms: int = 20000,
+    immutable: bool = False, query_only: bool = False, **kw: Any
 ) -> sqlalchemy.Engine:
     """A SQLAlchemy engine whose connections are APSW connections made by :func:`connect`.
 
@@ -680,7 +700,8 @@ def create_engine(
         filename = os.path.abspath(filename)
 
     def creator() -> Connection:
-        return connect(filename, readonly=readonly, busy_timeout_ms=busy_timeout_ms)
+        return connect(filename, readonly=readonly, busy_timeout_ms=busy_timeout_ms, immutable=immutable,
+                       query_only=query_only)
 
     url = sqlalchemy.URL.create("sqlite", database=filename)
     return sqlalchemy.create_engine(url, module=sys.modules[__name__], creator=creator, **kw)

@@ -220,6 +220,11 @@ def train(db: PathLike, labels: Sequence[str] | None = None, *, until_theta: flo
     from clparse.train import train as train_labels
     from clparse.train.parallel import resolve
 
+    if isinstance(labels, str):
+        raise ParameterError("labels", f"give a list of label names, not the string {labels!r}")
+    if labels is not None and (not list(labels) or not all(labels)):
+        raise ParameterError("labels", "name at least one label and no empty name (to train every label, "
+                                       "leave it out)")
     if dask is not None and jobs != 1:
         raise ParameterError("jobs", "is for training on this machine; with dask the cluster's workers train")
     if dask is not None:
@@ -229,7 +234,7 @@ def train(db: PathLike, labels: Sequence[str] | None = None, *, until_theta: flo
         require_dask()  # one line saying how to install it, before anything slow
     guard_writable(db)
     settings = boost_settings(db, options or TrainOptions())
-    chosen, rule = resolve(db, list(labels) if labels else None,
+    chosen, rule = resolve(db, None if labels is None else list(labels),
                            StopRule(until_theta, max_iterations, max_splits), settings)
     if on_start is not None:
         where = f"on the Dask cluster {dask}" if dask else f"{jobs} at a time"

@@ -19,14 +19,43 @@ def fail(exc: BaseException, db: Path | None) -> click.ClickException:
 
         traceback.print_exception(exc)
     if isinstance(exc, ClparseError):
-        return click.ClickException(with_options(str(exc), ctx))
+        return click.ClickException(one_line(with_options(str(exc), ctx)))
     if isinstance(exc, OSError):  # missing file, full disk, permission: name the file
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        return click.ClickException(f"{where}{exc.strerror or exc}")
+        return click.ClickException(one_line(f"{where}{exc.strerror or exc}"))
     # SQLite errors reach here as APSW's or SQLAlchemy's exceptions, with SQL and parameters in their text.
     from clparse.store.database import sqlite_error
 
-    return click.ClickException(str(sqlite_error(exc, db if db is not None else "the database")))
+    return click.ClickException(one_line(str(sqlite_error(exc, db if db is not None else "the database"))))
+
+
+def one_line(text: str) -> str:
+    """A message of several lines (SQLite's integrity report, say) as one: its lines joined by "; "."""
+    return "; ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def text_damage(exc: UnicodeDecodeError, db: Path | None) -> ClparseError:
+    """A text column of the database holding bytes that are not UTF-8 (bit rot, a stray ``sql --write``)."""
+    from clparse.errors import DatabaseError
+    from clparse.store.database import DAMAGED
+
+    bad = exc.object[exc.start:exc.end]
+    return DatabaseError(f"{db if db is not None else 'the database'}: {DAMAGED} (a text column holds bytes "
+                         f"that are not UTF-8: {bytes(bad)!r}: {exc.reason})")
+
+
+def _from_database(exc: BaseException) -> bool:
+    """Was ``exc`` raised while reading the database (in clparse's store or a SQLite driver), rather than
+    while reading a file (which clparse's readers report with the file and line themselves)?"""
+    store = str(Path(__file__).resolve().parents[1] / "store")
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        module = str(tb.tb_frame.f_globals.get("__name__", ""))
+        if code.co_filename.startswith(store) or module.split(".")[0] in ("apsw", "sqlalchemy"):
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def option_error(exc: ParameterError, ctx: click.Context) -> click.ClickException:
@@ -65,6 +94,10 @@ class Command(click.Command):
             raise option_error(exc, ctx) from None
         except (ClparseError, OSError) as exc:
             raise fail(exc, ctx.params.get("db")) from None
+        except UnicodeDecodeError as exc:
+            if not _from_database(exc):
+                raise
+            raise fail(text_damage(exc, ctx.params.get("db")), ctx.params.get("db")) from None
         except Exception as exc:
             if not _is_sqlite_error(exc):
                 raise

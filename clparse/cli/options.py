@@ -97,11 +97,28 @@ def search_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def stop_request(what: str, command: str) -> Any:
     """Ctrl-C / SIGTERM: finish and commit the current ``what``, then stop; a second Ctrl-C gives up
-    waiting (the work in flight is lost, nothing stored is harmed)."""
+    waiting (the work in flight is lost, nothing stored is harmed). The returned flag's ``signum`` is the
+    first signal that asked to stop (None if none did), for the exit status (:func:`interrupted_status`)."""
     from clparse.interrupt import StopRequest
+
+    class Signalled(StopRequest):
+        signum: int | None = None
+
+        def handle(self, signum: int, frame: object) -> None:
+            if self.signum is None:
+                self.signum = signum
+            super().handle(signum, frame)
 
     def say() -> None:
         click.echo(f"\nstopping after the current {what} (it is committed first); run `{command}` again "
                    "to resume", err=True)
 
-    return StopRequest(say, second_interrupt_raises=True).install()
+    return Signalled(say, second_interrupt_raises=True).install()
+
+
+def interrupted_status(signum: int | None) -> int:
+    """The exit status of a command that stopped cleanly on a signal, by the shell's convention 128 + the
+    signal's number: 130 for Ctrl-C (SIGINT), 143 for SIGTERM (the default when the signal is not known)."""
+    import signal
+
+    return 128 + (signum if signum is not None else signal.SIGTERM)

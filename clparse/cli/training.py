@@ -11,7 +11,15 @@ import click
 
 from clparse import api
 from clparse.cli.core import main
-from clparse.cli.options import DB_OPTION, TREEBANK, ManyValues, step_names, stop_request, treebank_files
+from clparse.cli.options import (
+    DB_OPTION,
+    TREEBANK,
+    ManyValues,
+    interrupted_status,
+    step_names,
+    stop_request,
+    treebank_files,
+)
 from clparse.errors import ClparseError
 
 
@@ -110,6 +118,8 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], **
     try:
         summary = api.prepare(db, train, dev, progress=progress, echo=click.echo,
                               warn=lambda message: click.echo(message, err=True), **settings)
+    except RecursionError:  # a step past reading and preprocessing (which never recurse) met a deep tree
+        raise _too_deep([*train, *dev]) from None
     finally:
         for bar in bars.values():
             bar.close()
@@ -118,6 +128,20 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], **
         click.echo(f"{'label':<10}{'candidates':>12}{'positive':>10}{'distinct':>10}")
         for label, row in summary.labels.items():
             click.echo(f"{label:<10}{row['candidates']:>12,}{row['positives']:>10,}{row['examples']:>10,}")
+
+
+def _too_deep(files: list[Path]) -> ClparseError:
+    """One line naming the tree that made a step recurse too deeply (the database was not kept)."""
+    from clparse.errors import TreebankError
+    from clparse.read.ptb import deepest_tree
+
+    deep = deepest_tree(files)
+    if deep is None:
+        return ClparseError("a tree is nested too deeply for prepare")
+    return TreebankError(deep.path, deep.line, deep.column,
+                         f"tree nested {deep.depth} levels deep (the deepest of the input), too deep for "
+                         "prepare's example generator; remove or flatten it (`clparse treebank preprocess` "
+                         "reads it)")
 
 
 def _dask_address(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -184,15 +208,20 @@ def train_command(db: Path, labels: str | None, until_theta: float | None, max_i
     running the same command again resumes every label where it stopped, with trees identical to
     an uninterrupted run. Settings (--loss, --stumps, --max-depth, --checkpoint-every, --smoothing,
     --rule, --sample) are fixed per label at its first iteration. Watch a run with `clparse status`.
+
+    Exit status: 0 when every label ended (stopped or converged); 1 on an error or a failed or refused
+    label; a run paused cleanly by a signal says "paused; run the same command again to resume" and
+    exits 130 after Ctrl-C (SIGINT) and 143 after SIGTERM (128 + the signal's number).
     """
-    chosen = [x.strip() for x in labels.split(",") if x.strip()] if labels else None
+    chosen = [x.strip() for x in labels.split(",")] if labels is not None else None
     view = _TrainingView(db)
     flag = stop_request("iteration", "clparse train")
     summary = api.train(db, chosen, until_theta=until_theta, max_iterations=max_iterations,
                         max_splits=max_splits, jobs=jobs, dask=dask, dask_batch=dask_batch,
                         options=api.TrainOptions(**options),
                         should_stop=flag, on_start=view.start, on_iteration=view.iteration, on_poll=view.poll)
-    view.finish(summary)
+    if view.finish(summary, signalled=flag.signum is not None):
+        sys.exit(interrupted_status(flag.signum))
 
 
 class _TrainingView:
@@ -221,7 +250,9 @@ class _TrainingView:
         finished = sum(r.state not in ("training", "pending") for r in rows)
         self.bar.poll(finished, {r.label: (r.iteration, r.theta) for r in rows if r.state == "training"})
 
-    def finish(self, summary: Any) -> None:
+    def finish(self, summary: Any, signalled: bool = False) -> bool:
+        """The table and warnings; exits 1 on a failed or refused label. Returns whether the run paused
+        (a label paused, or a signal came before every label was started)."""
         from clparse.train import format_status
 
         if self.bar is not None:
@@ -233,20 +264,27 @@ class _TrainingView:
             click.echo(f"warning: label {label} left alone: {error}", err=True)
         for label, error in summary.failures.items():
             click.echo(f"warning: label {label} failed: {error}", err=True)
-        if summary.interrupted:
+        paused = summary.interrupted or (signalled and len(summary.states) < len(self.labels))
+        if paused:
             click.echo("paused; run the same command again to resume", err=True)
         if summary.failures or summary.refused:
             sys.exit(1)
+        return paused
 
 
 @main.command("status")
 @DB_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def status_command(db: Path, as_json: bool) -> None:
-    """Per label: iteration, Θ, splits, loss, examples/s, state, last update (works during training)."""
+    """Per label: iteration, Θ, splits, loss, examples/s, state, last update (works during training).
+
+    The file gets SQLite's quick check first (read-only): a damaged file is an error (exit status 1), not a
+    table read from its few healthy pages."""
     from dataclasses import asdict
 
+    from clparse.store.database import quick_check
     from clparse.train import format_status
 
+    quick_check(db)
     rows = api.status(db)
     click.echo(json.dumps([asdict(r) for r in rows], indent=2) if as_json else format_status(rows))

@@ -9,6 +9,9 @@ the pipeline can tell which tokens a step removed by object identity.
 Punctuation means the tags EVALB's COLLINS.prm ignores (``, : . `` ''``), so
 moving or removing it never changes a scored bracket. ``-LRB-``/``-RRB-``,
 ``HYPH``, ``NFP`` and ``SYM`` are words like any other (EVALB scores them).
+
+No transform recurses (:func:`~clparse.read.tree.fold` walks the tree with a stack), so a tree nested
+thousands of levels deep is preprocessed like any other.
 """
 
 from __future__ import annotations
@@ -16,13 +19,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from clparse.preprocess.heads import base_label
-from clparse.read.tree import Tree
+from clparse.read.tree import Tree, fold
 
 PUNCTUATION_TAGS = frozenset({",", ":", ".", "``", "''"})
 QUOTE_TAGS = frozenset({"``", "''"})
 EMPTY_ELEMENT_TAG = "-NONE-"
 
 Transform = Callable[[Tree], "tuple[Tree | None, int]"]
+
+
+def _same(node: Tree) -> Tree:
+    return node
 
 
 def is_punctuation(node: Tree) -> bool:
@@ -33,15 +40,13 @@ def _relabel(tree: Tree, new_label: Callable[[str], str]) -> tuple[Tree | None, 
     """Copy ``tree`` with every phrase label passed through ``new_label``; count the changes."""
     changes = 0
 
-    def walk(node: Tree) -> Tree:
+    def phrase(node: Tree, children: list[Tree]) -> Tree:
         nonlocal changes
-        if node.is_preterminal:
-            return node
         label = new_label(node.label)
         changes += label != node.label
-        return Tree(label, [walk(child) for child in node.children])
+        return Tree(label, children)
 
-    return walk(tree), changes
+    return fold(tree, _same, phrase), changes
 
 
 def strip_function_tags(tree: Tree) -> tuple[Tree | None, int]:
@@ -59,20 +64,22 @@ def _delete_leaves(tree: Tree, doomed: Callable[[Tree], bool]) -> tuple[Tree | N
     """Remove preterminals for which ``doomed`` holds, then phrases left without children."""
     removed = 0
 
-    def walk(node: Tree) -> Tree | None:
+    def leaf(node: Tree) -> Tree | None:
         nonlocal removed
-        if node.is_preterminal:
-            if doomed(node):
-                removed += 1
-                return None
-            return node
-        kept = [c for c in (walk(child) for child in node.children) if c is not None]
+        if doomed(node):
+            removed += 1
+            return None
+        return node
+
+    def phrase(node: Tree, children: list[Tree | None]) -> Tree | None:
+        nonlocal removed
+        kept = [c for c in children if c is not None]
         if not kept:
             removed += 1
             return None
         return Tree(node.label, kept)
 
-    return walk(tree), removed
+    return fold(tree, leaf, phrase), removed
 
 
 def delete_empty_elements(tree: Tree) -> tuple[Tree | None, int]:
@@ -109,12 +116,12 @@ def raise_punctuation(tree: Tree) -> tuple[Tree | None, int]:
     """
     moved = 0
 
-    def lift(node: Tree) -> list[Tree]:
+    def lift(node: Tree, lifted: list[list[Tree]]) -> list[Tree]:
         """The nodes that replace ``node`` in its parent: leading punctuation, node, trailing."""
         nonlocal moved
-        if node.is_preterminal:
-            return [node]
-        children = rebuilt_children(node)
+        children = [child for nodes in lifted for child in nodes]
+        if node is tree:  # the top phrase has no parent to raise anything into
+            return [Tree(node.label, children)]
         start, end = 0, len(children)
         while start < end and is_punctuation(children[start]):
             start += 1
@@ -125,12 +132,9 @@ def raise_punctuation(tree: Tree) -> tuple[Tree | None, int]:
         moved += start + len(children) - end
         return children[:start] + [Tree(node.label, children[start:end])] + children[end:]
 
-    def rebuilt_children(node: Tree) -> list[Tree]:
-        return [lifted for child in node.children for lifted in lift(child)]
-
     if tree.is_preterminal:
         return tree, 0
-    return Tree(tree.label, rebuilt_children(tree)), moved
+    return fold(tree, lambda leaf: [leaf], lift)[0], moved
 
 
 def remove_outermost_punctuation(tree: Tree) -> tuple[Tree | None, int]:
@@ -159,17 +163,15 @@ def remove_unary_self_projections(tree: Tree) -> tuple[Tree | None, int]:
     """
     collapsed = 0
 
-    def walk(node: Tree) -> Tree:
+    def enter(node: Tree) -> Tree:
         nonlocal collapsed
-        if node.is_preterminal:
-            return node
         while len(node.children) == 1 and not node.children[0].is_preterminal \
                 and node.children[0].label == node.label:
             node = node.children[0]
             collapsed += 1
-        return Tree(node.label, [walk(child) for child in node.children])
+        return node
 
-    return walk(tree), collapsed
+    return fold(tree, _same, lambda node, children: Tree(node.label, children), enter), collapsed
 
 
 #: Table 3's tree steps, in the paper's order: (name, transform).

@@ -187,6 +187,39 @@ def _read_lenient(lines: Iterator[str], path: str, report: ReadReport, allow_emp
     yield from flush()
 
 
+@dataclass(frozen=True)
+class DeepTree:
+    """Where the most deeply nested tree of some files starts, and how deep it is nested."""
+
+    path: str
+    line: int
+    column: int
+    depth: int
+
+
+def deepest_tree(paths: Iterable[str | Path]) -> DeepTree | None:
+    """The most deeply nested tree of ``paths`` (the first one if several tie), counted bracket by bracket,
+    without building any tree; None if there is no bracket at all. For naming the tree a command could
+    not handle (a step that recurses per level), so the message can say where it is."""
+    best: DeepTree | None = None
+    for path in paths:
+        depth, start = 0, (1, 1)
+        with open(path, "rb") as handle:
+            for lineno, raw in enumerate(handle, 1):
+                text = raw.decode("utf-8", errors="replace")
+                for match in _TOKEN.finditer(text):
+                    token = match.group()
+                    if token == "(":
+                        if depth == 0:
+                            start = (lineno, match.start() + 1)
+                        depth += 1
+                        if best is None or depth > best.depth:
+                            best = DeepTree(str(path), start[0], start[1], depth)
+                    elif token == ")":
+                        depth = max(depth - 1, 0)
+    return best
+
+
 def read_treebank(paths: Iterable[str | Path], *, skip_bad: bool = False,
                   report: ReadReport | None = None) -> Iterator[Tree]:
     """Stream the trees of several files in order."""
@@ -211,38 +244,41 @@ def unwrap(tree: Tree) -> Tree:
 
 
 def format_tree(tree: Tree) -> str:
-    """One-line bracketing; reading it back gives an equal tree."""
+    """One-line bracketing; reading it back gives an equal tree (iterative: any depth)."""
     parts: list[str] = []
-    _format(tree, parts)
+    stack: list[Tree | str] = [tree]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            parts.append(item)
+        elif item.is_preterminal:
+            parts.append(f"({item.label} {item.word})")
+        else:
+            parts.append(f"({item.label}" if item.label else "(")
+            stack.append(")")
+            for child in reversed(item.children):
+                stack.append(child)
+                stack.append(" ")
     return "".join(parts)
-
-
-def _format(node: Tree, out: list[str]) -> None:
-    if node.is_preterminal:
-        out.append(f"({node.label} {node.word})")
-        return
-    out.append(f"({node.label}" if node.label else "(")
-    for child in node.children:
-        out.append(" ")
-        _format(child, out)
-    out.append(")")
 
 
 def format_tree_indented(tree: Tree, indent: str = "  ") -> str:
     """Indented bracketing, one phrase per line, preterminal runs kept on their parent's line."""
     lines: list[str] = []
-    _format_indented(tree, 0, indent, lines)
+    stack: list[tuple[Tree, int] | None] = [(tree, 0)]  # None: close the phrase on the last line
+    while stack:
+        item = stack.pop()
+        if item is None:
+            lines[-1] += ")"
+            continue
+        node, depth = item
+        if node.is_preterminal or all(c.is_preterminal for c in node.children):
+            lines.append(indent * depth + format_tree(node))
+            continue
+        lines.append(indent * depth + (f"({node.label}" if node.label else "("))
+        stack.append(None)
+        stack.extend((child, depth + 1) for child in reversed(node.children))
     return "\n".join(lines)
-
-
-def _format_indented(node: Tree, depth: int, indent: str, lines: list[str]) -> None:
-    if node.is_preterminal or all(c.is_preterminal for c in node.children):
-        lines.append(indent * depth + format_tree(node))
-        return
-    lines.append(indent * depth + (f"({node.label}" if node.label else "("))
-    for child in node.children:
-        _format_indented(child, depth + 1, indent, lines)
-    lines[-1] += ")"
 
 
 def write_trees(trees: Iterable[Tree], handle: IO[str], *, indented: bool = False) -> int:

@@ -124,6 +124,8 @@ class Shipped:
     size: int
     load_seconds: float
     ship_seconds: float
+    reason: str | None = None  # the stop rule held already under the claim: nothing was shipped (job None)
+    margins: np.ndarray | None = None  # then: Q after ``committed``, if label_training lacks them
 
 
 class ShipError(Exception):
@@ -267,6 +269,10 @@ class Coordinator:
             self.summary.states[label], self.summary.refused[label] = "refused", str(exc)
             return
         except ClparseError as exc:
+            from clparse.train.label import damage_error
+
+            if damage_error(exc, self.db) is not None:
+                self.fail(label, exc)  # raises: nothing more is written
             self.summary.states[label], self.summary.failures[label] = "failed", str(exc)
             return
         run = Running(label, worker)
@@ -283,12 +289,22 @@ class Coordinator:
         started = time.perf_counter()
         store = TrainingStore(self.db)  # its own handle: the main thread's commits go on meanwhile
         try:
-            problem = store.load_problem(label)
+            # Read under the claim, which holds until the label ends: no other trainer commits from here
+            # on, so the stop rule is decided on this state (a label another trainer finished before the
+            # claim is not given one tree too many).
             state = checked_state(store, label, self.settings)
-            margins = current_margins(store, label, state, problem)
             splits = store.splits(label)
+            reason = self.rule.reached(state.iteration, state.theta, splits)
+            if reason is not None and state.margins_iteration == state.iteration:
+                return Shipped(None, state.iteration, state.margins_iteration, splits, 0,
+                               time.perf_counter() - started, 0.0, reason)
+            problem = store.load_problem(label)
+            margins = current_margins(store, label, state, problem)
         finally:
             store.close()
+        if reason is not None:  # stopped at its start: only its margins are to be stored
+            return Shipped(None, state.iteration, state.margins_iteration, splits, 0,
+                           time.perf_counter() - started, 0.0, reason, margins)
         job = LabelJob(label, problem.indptr, problem.indices, problem.n_features, problem.y,
                        problem.multiplicity, self.settings.to_dict(),
                        (self.rule.until_theta, self.rule.max_iterations, self.rule.max_splits),
@@ -318,6 +334,17 @@ class Coordinator:
         except Exception as exc:
             self.running.pop(run.label, None)
             self.fail(run.label, exc)
+            return
+        if done.reason is not None:  # the stop rule held already: the label ends here, nothing computed
+            self.running.pop(run.label, None)
+            try:
+                if done.margins is None:
+                    self.finish(run.label, "stopped", done.reason)
+                else:
+                    self.finish(run.label, "stopped", done.reason, margins=done.margins,
+                                margins_iteration=done.committed)
+            except Exception as exc:
+                self.fail(run.label, exc)
             return
         run.job, run.committed, run.stored, run.splits = done.job, done.committed, done.stored, done.splits
         self.stats.load_seconds += done.load_seconds
@@ -451,11 +478,15 @@ class Coordinator:
 
     def fail(self, label: str, exc: BaseException) -> None:
         """Mark the label failed with one line (as a local trainer does); damage and a full disk stop all."""
-        from clparse.store.database import describe, is_damage, is_full
+        from clparse.store.database import describe, is_full
+        from clparse.train.label import damage_error
 
-        if is_damage(exc) or is_full(exc):
+        damage = damage_error(exc, self.db)
+        if damage is not None or is_full(exc):
             self.damaged = True  # nothing more is written, not even the pauses
-            raise exc
+            if damage is None or damage is exc:
+                raise exc
+            raise damage from exc
         message = str(exc) if isinstance(exc, ClparseError) else describe(exc, self.db)
         try:
             self.store.finish(label, "failed", message)

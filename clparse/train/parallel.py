@@ -19,7 +19,15 @@ from typing import Any
 
 from clparse.boost.booster import BoostSettings, IterationResult
 from clparse.errors import ClparseError, ConfigurationError, DatabaseError, LabelClaimedError, ParameterError
-from clparse.store.database import DAMAGED, checkpoint_wal, describe, is_damage, is_full, quick_check
+from clparse.store.database import (
+    DAMAGED,
+    checkpoint_wal,
+    describe,
+    is_damage,
+    is_full,
+    quick_check,
+    sqlite_error,
+)
 from clparse.store.training import TrainingStore
 from clparse.train.label import checked_state, train_label
 from clparse.train.stopping import StopRule, default_theta_floor
@@ -123,12 +131,15 @@ def _train_here(db: str | Path, label: str, settings: BoostSettings, rule: StopR
         summary.states[label] = train_label(db, label, settings, rule, should_stop, on_iteration)
     except LabelClaimedError as exc:
         summary.states[label], summary.refused[label] = "refused", str(exc)
-    except ClparseError as exc:
-        summary.states[label], summary.failures[label] = "failed", str(exc)
     except Exception as exc:  # a crash is recorded in the database; the other labels go on
-        if is_damage(exc) or is_full(exc):
-            raise  # a damaged file or a full disk stops every label alike: one error, not one per label
-        summary.states[label], summary.failures[label] = "failed", describe(exc, db)
+        # A damaged file or a full disk stops every label alike: one error, not one per label (and the
+        # other labels must not write into a damaged file either).
+        if is_damage(exc):
+            raise (exc if isinstance(exc, DatabaseError) else sqlite_error(exc, db)) from exc
+        if is_full(exc):
+            raise
+        summary.states[label], summary.failures[label] = "failed", \
+            str(exc) if isinstance(exc, ClparseError) else describe(exc, db)
 
 
 def _finished(store: TrainingStore, label: str, rule: StopRule) -> bool:

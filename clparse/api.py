@@ -63,11 +63,15 @@ def init(db: PathLike, echo: Echo = _quiet) -> Path:
 
 
 def check(db: PathLike) -> None:
-    """SQLite's integrity check of the whole file; raises :class:`~clparse.errors.DatabaseError` if
-    damaged."""
+    """SQLite's integrity check of the whole file, then every stored tree's and blob's checksum; raises
+    :class:`~clparse.errors.DatabaseError` if damaged (naming the first row that fails and how many more)."""
     from clparse.store.database import integrity_check
+    from clparse.store.verify import damaged, verify_checksums
 
     integrity_check(db)
+    problems = verify_checksums(db)
+    if problems:
+        raise damaged(db, problems)
 
 
 def backup(db: PathLike, target: PathLike) -> int:

@@ -1,5 +1,11 @@
 """What a parser at Θ̂ is made of, read from the training state: which trees each label keeps, the
-trees themselves as node rows, and the Θ values stored (for calibration grids)."""
+trees themselves as node rows, and the Θ values stored (for calibration grids).
+
+Every tree loaded is verified against the checksum stored with its iteration
+(``clparse.store.verify.tree_checksum``), and so is the first tree a label does not keep at Θ̂ (its Θ
+decides where the kept trees end): a damaged tree is refused with one line naming label and
+iteration, never parsed with.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +17,7 @@ import sqlalchemy as sa
 
 from clparse.store import schema
 from clparse.store.database import Database
+from clparse.store.verify import NODE_COLUMNS, damaged, load_trees, tree_problems
 
 NodeRow = tuple[Any, Any, Any, Any]  # (feature id or None, true child, false child, confidence)
 
@@ -23,7 +30,10 @@ class Models:
         """(label -> trees t with Θ^t >= Θ̂_label, label -> why it is not calibrated at its Θ̂).
 
         A label is calibrated at Θ̂ once its training went below Θ̂ (a later tree is stored) or it
-        converged. Labels missing from ``thetas`` are left out."""
+        converged. Labels missing from ``thetas`` are left out. The trees whose Θ puts them on the wrong
+        side of Θ̂ for their place (Θ never rises from one iteration to the next) and the first tree
+        left out are verified against their checksums: a damaged Θ cannot move the cut unseen (the
+        trees kept are verified when :meth:`trees` loads them)."""
         lb, lt, it = schema.labels, schema.label_training, schema.iterations
         with self.db.reading() as connection:
             rows = connection.execute(sa.select(lb.c.id, lb.c.name, lt.c.state, lt.c.iteration, lt.c.theta)
@@ -37,8 +47,14 @@ class Models:
                 if state is None:
                     missing[name] = "never trained"
                     continue
-                kept = connection.execute(sa.select(sa.func.count()).select_from(it).where(
-                    it.c.label_id == label_id, it.c.theta >= thetas[name])).scalar_one()
+                kept_iterations = connection.execute(sa.select(it.c.iteration).where(
+                    it.c.label_id == label_id, it.c.theta >= thetas[name])).scalars().all()
+                kept = len(kept_iterations)
+                odd = sorted(set(kept_iterations) - set(range(1, kept + 1)))
+                for iteration in [kept + 1, *odd]:  # the cut, and any tree kept out of order
+                    problems = tree_problems(connection, label_id, name, iteration - 1, iteration)
+                    if problems:
+                        raise damaged(self.db.path, problems)
                 if not (kept < (iteration or 0) or state == "converged"):
                     missing[name] = f"trained only down to Θ = {last_theta:.6g}" if last_theta is not None \
                         else "no iteration yet"
@@ -67,16 +83,14 @@ class Models:
 
     def trees(self, label: str, up_to: int | None = None, after: int = 0) -> list[list[NodeRow]]:
         """A label's stored trees after+1..up_to, each as node rows in node order (``Forest.from_trees`` takes
-        them)."""
-        lb, tn = schema.labels, schema.tree_nodes
-        query = sa.select(tn.c.iteration, tn.c.feature_id, tn.c.true_child, tn.c.false_child, tn.c.confidence
-                          ).select_from(tn.join(lb, lb.c.id == tn.c.label_id)).where(lb.c.name == label)
-        if after > 0:
-            query = query.where(tn.c.iteration > after)
-        if up_to is not None:
-            query = query.where(tn.c.iteration <= up_to)
-        out: dict[int, list[NodeRow]] = {}
+        them); every one verified against its iteration's checksum (a damaged one raises a
+        :class:`~clparse.errors.DatabaseError` naming label and iteration)."""
         with self.db.reading() as connection:
-            for iteration, *node in connection.execute(query.order_by(tn.c.iteration, tn.c.node)):
-                out.setdefault(int(iteration), []).append((node[0], node[1], node[2], node[3]))
-        return [out[k] for k in sorted(out)]
+            trees, problems = load_trees(connection, label, label, after, up_to)
+        if problems:
+            raise damaged(self.db.path, problems)
+        return [[(n[_FEATURE], n[_TRUE], n[_FALSE], n[_CONFIDENCE]) for n in tree] for tree in trees]
+
+
+_FEATURE, _TRUE, _FALSE, _CONFIDENCE = (NODE_COLUMNS.index(c) for c in
+                                        ("feature_id", "true_child", "false_child", "confidence"))

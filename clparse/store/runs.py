@@ -17,7 +17,7 @@ import sqlalchemy as sa
 
 from clparse.errors import DatabaseError
 from clparse.store import blobs, schema
-from clparse.store.database import Database
+from clparse.store.database import DAMAGED, Database
 from clparse.store.stamps import now
 
 CHUNK_ROWS = 65_536  # rows per feature-matrix blob: ~30 MB, well under SQLite's 1 GB blob limit
@@ -50,10 +50,11 @@ class RunWriter:
                                            ).inserted_primary_key[0])  # type: ignore[index]
 
     def add_feature_rows(self, chunk: int, first_row: int, indptr: np.ndarray, indices: np.ndarray) -> None:
+        row = {"run_id": self.run_id, "chunk": chunk, "first_row": first_row, "row_count": len(indptr) - 1,
+               "indptr_int64": blobs.encode("indptr_int64", indptr),
+               "indices_int32": blobs.encode("indices_int32", indices)}
         self.connection.execute(schema.feature_rows.insert().values(
-            run_id=self.run_id, chunk=chunk, first_row=first_row, row_count=len(indptr) - 1,
-            indptr_int64=blobs.encode("indptr_int64", indptr),
-            indices_int32=blobs.encode("indices_int32", indices)))
+            **row, sha256=blobs.row_checksum("feature_rows", row)))
 
     def add_paths(self, paths: Iterable[tuple[int, Sequence[tuple[int, int, str]]]]) -> None:
         """(sentence id, [(start, end, label), ...]) per trained sentence: its inference path."""
@@ -79,10 +80,12 @@ class RunWriter:
             examples=len(rows))).inserted_primary_key[0]  # type: ignore[index]
         for chunk, first in enumerate(range(0, max(len(rows), 1), CHUNK_ROWS)):
             part = slice(first, first + CHUNK_ROWS)
+            row = {"label_id": label_id, "chunk": chunk, "first_example": first,
+                   "example_count": len(rows[part]), "row_int32": blobs.encode("row_int32", rows[part]),
+                   "y_int8": blobs.encode("y_int8", ys[part]),
+                   "multiplicity_int32": blobs.encode("multiplicity_int32", counts[part])}
             self.connection.execute(schema.label_examples.insert().values(
-                label_id=label_id, chunk=chunk, first_example=first, example_count=len(rows[part]),
-                row_int32=blobs.encode("row_int32", rows[part]), y_int8=blobs.encode("y_int8", ys[part]),
-                multiplicity_int32=blobs.encode("multiplicity_int32", counts[part])))
+                **row, sha256=blobs.row_checksum("label_examples", row)))
 
     def finish(self, seconds: float) -> None:
         self.connection.execute(schema.runs.update().where(schema.runs.c.id == self.run_id)
@@ -185,40 +188,84 @@ class Runs:
                          or 0.0)
 
     def feature_rows(self) -> tuple[np.ndarray, np.ndarray]:
-        """(indptr, indices) of every distinct feature row, as one CSR structure."""
-        fr = schema.feature_rows
+        """(indptr, indices) of every distinct feature row, as one CSR structure (checked as
+        :meth:`feature_row_chunks` checks it)."""
         indptrs, indices = [np.zeros(1, dtype=np.int64)], []
         offset = 0
-        with self.db.reading() as connection:
-            for row in connection.execute(sa.select(fr.c.indptr_int64, fr.c.indices_int32)
-                                          .order_by(fr.c.chunk)):
-                part = blobs.decode("indptr_int64", row.indptr_int64)
-                indptrs.append(part[1:] + offset)
-                offset += int(part[-1])
-                indices.append(blobs.decode("indices_int32", row.indices_int32))
+        for _, _, part, ids in self.feature_row_chunks():
+            indptrs.append(part[1:] + offset)
+            offset += int(part[-1])
+            indices.append(ids)
         joined = np.concatenate(indices) if indices else np.zeros(0, dtype=np.int32)
         return np.concatenate(indptrs), joined
 
-    def feature_row_chunks(self) -> Iterator[tuple[int, int, np.ndarray, np.ndarray]]:
-        """(first row, row count, indptr, indices) per stored chunk, in order (streamed)."""
+    def feature_row_chunks(self, n_features: int | None = None
+                           ) -> Iterator[tuple[int, int, np.ndarray, np.ndarray]]:
+        """(first row, row count, indptr, indices) per stored chunk, in order (streamed).
+
+        Each chunk is checked before it is handed out, so compiled code never indexes with damaged
+        arrays: its checksum, that it starts where the previous one ended, that ``indptr`` has
+        row_count + 1 offsets rising from 0 to the length of ``indices``, and that every feature id
+        is in 0..n_features-1 (when ``n_features`` is given). Damage raises a :class:`DatabaseError`
+        naming the chunk."""
         fr = schema.feature_rows
+        expected = 0
         with self.db.reading() as connection:
-            result = connection.execute(sa.select(fr.c.first_row, fr.c.row_count, fr.c.indptr_int64,
-                                                  fr.c.indices_int32).order_by(fr.c.chunk))
-            for first, count, indptr, indices in result:
-                yield int(first), int(count), blobs.decode("indptr_int64", indptr), \
-                    blobs.decode("indices_int32", indices)
+            chunks = connection.execute(sa.select(fr.c.run_id, fr.c.chunk).order_by(fr.c.chunk)).all()
+            for run_id, chunk in chunks:  # one chunk in memory at a time (~30 MB each)
+                row = connection.execute(sa.select(fr).where(fr.c.run_id == run_id, fr.c.chunk == chunk)
+                                         ).mappings().one()
+                where = f"{self.path}: feature_rows chunk {chunk}"
+                blobs.verified("feature_rows", row, where)
+                indptr = blobs.decode("indptr_int64", row["indptr_int64"], where=where)
+                indices = blobs.decode("indices_int32", row["indices_int32"], where=where)
+                first, count = int(row["first_row"]), int(row["row_count"])
+                _check_csr(where, first, expected, count, indptr, indices, n_features)
+                expected = first + count
+                yield first, count, indptr, indices
 
     def label_examples(self, label: str) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
         """(label id, row ids into the feature rows, y in {-1, +1}, multiplicity) of a label's distinct
-        examples."""
+        examples; each chunk checked (checksum, lengths, values) before it is decoded."""
         lb, le = schema.labels, schema.label_examples
         with self.db.reading() as connection:
             label_id = connection.execute(sa.select(lb.c.id).where(lb.c.name == label)).scalar()
             if label_id is None:
                 raise DatabaseError(f"{self.path}: no label {label!r}; labels are {', '.join(self.labels())}")
-            chunks = connection.execute(sa.select(le.c.row_int32, le.c.y_int8, le.c.multiplicity_int32)
-                                        .where(le.c.label_id == label_id).order_by(le.c.chunk)).all()
-        return (int(label_id), blobs.decode_all("row_int32", [c[0] for c in chunks]),
-                blobs.decode_all("y_int8", [c[1] for c in chunks]),
-                blobs.decode_all("multiplicity_int32", [c[2] for c in chunks]))
+            chunks = connection.execute(sa.select(le).where(le.c.label_id == label_id)
+                                        .order_by(le.c.chunk)).mappings().all()
+        parts: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]] = ([], [], [])
+        expected = 0
+        for chunk in chunks:
+            where = f"{self.path}: label_examples chunk {chunk['chunk']} of {label}"
+            blobs.verified("label_examples", chunk, where)
+            rows, y, multiplicity = (blobs.decode(c, chunk[c], where=where)
+                                     for c in ("row_int32", "y_int8", "multiplicity_int32"))
+            count = int(chunk["example_count"])
+            if int(chunk["first_example"]) != expected \
+                    or not len(rows) == len(y) == len(multiplicity) == count:
+                raise DatabaseError(f"{where} does not hold {count} examples from {expected}; {DAMAGED}")
+            if count and (rows.min() < 0 or np.any(np.diff(rows) < 0) or not np.all((y == 1) | (y == -1))
+                          or multiplicity.min() < 1):
+                raise DatabaseError(f"{where} holds row ids out of order, a y not ±1 or a multiplicity "
+                                    f"below 1; {DAMAGED}")
+            expected += count
+            for part, array in zip(parts, (rows, y, multiplicity)):
+                part.append(array)
+        rows, y, multiplicity = (np.concatenate(part) if part else np.zeros(0, dtype=blobs.dtype_of(c))
+                                 for part, c in zip(parts, ("row_int32", "y_int8", "multiplicity_int32")))
+        return int(label_id), rows, y, multiplicity
+
+
+def _check_csr(where: str, first: int, expected: int, count: int, indptr: np.ndarray, indices: np.ndarray,
+               n_features: int | None) -> None:
+    """Refuse a feature_rows chunk whose arrays would send compiled code outside them."""
+    if first != expected or count < 0 or len(indptr) != count + 1:
+        problem = f"does not hold rows {expected}.. with row_count + 1 offsets"
+    elif indptr[0] != 0 or indptr[-1] != len(indices) or np.any(np.diff(indptr) < 0):
+        problem = "has offsets (indptr_int64) that do not rise from 0 to the number of feature ids"
+    elif n_features is not None and len(indices) and (indices.min() < 0 or indices.max() >= n_features):
+        problem = f"holds feature ids outside 0..{n_features - 1}"
+    else:
+        return
+    raise DatabaseError(f"{where} {problem}; {DAMAGED}")

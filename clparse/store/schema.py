@@ -28,10 +28,14 @@ from sqlalchemy import (
 #: SQLite file.
 APPLICATION_ID = 0x636C7061
 #: Newest schema revision this clparse knows (the Alembic head).
-SCHEMA_REVISION = "0007"
+SCHEMA_REVISION = "0008"
 
 #: How every ``*_at`` column stores a time (clparse.store.stamps.now).
 _STAMP = "UTC, ISO 8601 to the second (2026-01-31T12:00:00+00:00)"
+#: How every blob row's checksum is computed (clparse.store.blobs.checksum; revision 0008).
+_BLOB_SHA = ("SHA-256 (hex), written with the row and verified where it is read and by clparse check, of: "
+             "{covered}, each integer as 8 bytes little-endian and each blob as its length in 8 such bytes "
+             "followed by its bytes. Revision 0008 (older rows got the checksum of what they held).")
 
 metadata = MetaData()
 
@@ -165,6 +169,9 @@ feature_rows = Table(
            comment="int64 × (row_count + 1): where each row's feature ids start in indices_int32 (from 0)."),
     Column("indices_int32", LargeBinary, nullable=False,
            comment="int32: the feature ids of every row of the chunk, one row after another."),
+    Column("sha256", String, nullable=False,
+           comment=_BLOB_SHA.format(covered="run_id, chunk, first_row, row_count, indptr_int64, "
+                                            "indices_int32")),
     comment="The distinct feature sets (rows) that examples point at, shared by all labels, as chunks of a "
             "CSR matrix of 65,536 rows.",
 )
@@ -183,6 +190,9 @@ label_examples = Table(
     Column("y_int8", LargeBinary, nullable=False, comment="int8 per example: +1 correct, -1 not."),
     Column("multiplicity_int32", LargeBinary, nullable=False,
            comment="int32 per example: how many candidates it stands for (at least 1)."),
+    Column("sha256", String, nullable=False,
+           comment=_BLOB_SHA.format(covered="label_id, chunk, first_example, example_count, row_int32, "
+                                            "y_int8, multiplicity_int32")),
     comment="A label's deduplicated examples in chunks (a label without examples has one empty chunk).",
 )
 
@@ -222,6 +232,8 @@ label_training = Table(
            comment="The iteration margins_float64 belongs to: written at each margin checkpoint and when "
                    "the label stops, pauses or converges, so it may lag iteration; resume and "
                    "clparse_weights add the trees after it. Revision 0007."),
+    Column("margins_sha256", String, nullable=False,
+           comment=_BLOB_SHA.format(covered="label_id, margins_iteration, margins_float64")),
     comment="One row per label that training has touched: where its boosting stands.",
 )
 
@@ -245,6 +257,14 @@ iterations = Table(
     Column("seconds", Float, nullable=False, comment="Wall time of the iteration (not part of the result)."),
     Column("search_seconds", Float, nullable=False, comment="Of which the split search."),
     Column("finished_at", String, nullable=False, comment=f"When it was committed; {_STAMP}."),
+    Column("sha256", String, nullable=False,
+           comment="SHA-256 (hex) of the tree, written in the iteration's transaction and verified when a "
+                   "model or a replay loads it and by clparse check: label_id and iteration (int64) and "
+                   "theta (float64), then per node in node order a null mask (uint16, bit i set when the "
+                   "i-th value is NULL, then packed as 0), node, parent, depth, feature_id, true_child, "
+                   "false_child, examples, candidates (int64) and gain, best_gain, w_positive, w_negative, "
+                   "confidence (float64 bits, -0.0 as 0.0), all little-endian. Revision 0008 (older trees "
+                   "got the checksum of what they held)."),
     comment="One row per boosting iteration (= one tree) of a label, committed together with its nodes.",
 )
 
@@ -278,6 +298,8 @@ margin_checkpoints = Table(
            comment="The label."),
     Column("iteration", Integer, primary_key=True, comment="The margins are Q after this iteration."),
     Column("margins_float64", LargeBinary, nullable=False, comment="float64 per distinct example: Q."),
+    Column("sha256", String, nullable=False,
+           comment=_BLOB_SHA.format(covered="label_id, iteration, margins_float64")),
     comment="Margin vectors Q kept every checkpoint_every iterations; the margins and weights of any other "
             "iteration are rebuilt exactly from the nearest checkpoint and the stored trees.",
 )

@@ -8,6 +8,11 @@ the stored margins belong to. The trainer (``clparse.train``) rebuilds the margi
 committed iteration by adding the trees after that one, bit-identically. A process killed at any
 instant therefore loses at most the iteration it was computing, and its resume replays at most
 ``checkpoint_every - 1`` trees.
+
+Every tree and margin vector is committed with its SHA-256 (``clparse.store.verify``), and what training
+reads is checked before the booster's compiled code sees it: a label's claim verifies the checksums of
+the feature rows, its examples, its stored margins and the trees its resume replays before writing
+anything; loading the examples checks lengths and index ranges as it assembles the label's matrix.
 """
 
 from __future__ import annotations
@@ -25,10 +30,11 @@ import sqlalchemy as sa
 
 from clparse.errors import ConfigurationError, DatabaseError, LabelClaimedError
 from clparse.store import blobs, schema
-from clparse.store.database import Database
+from clparse.store.database import DAMAGED, Database
 from clparse.store.models import Models, NodeRow
 from clparse.store.runs import Runs
 from clparse.store.stamps import now
+from clparse.store.verify import node_values, tree_checksum, verify_label
 
 #: States a label's training can be in (``label_training.state``).
 STATES = ("training", "paused", "stopped", "converged", "failed")
@@ -102,7 +108,8 @@ class TrainingStore:
 
     def load_problem(self, label: str) -> LabelProblem:
         """The label's examples; feature rows are streamed chunk by chunk so the shared matrix is never
-        whole."""
+        whole. Every chunk is checked (checksum, lengths, feature ids below the feature count) and every
+        example's row id must be a stored row, so the matrix handed to compiled code is in bounds."""
         runs = Runs(self.db)
         label_id, rows32, y, multiplicity = runs.label_examples(label)
         rows = rows32.astype(np.int64)
@@ -110,7 +117,7 @@ class TrainingStore:
         lengths: list[np.ndarray] = []
         pieces: list[np.ndarray] = []
         cursor = 0  # rows are sorted by id (deduplication sorts them), so one merge pass suffices
-        for first, count, indptr, indices in runs.feature_row_chunks():
+        for first, count, indptr, indices in runs.feature_row_chunks(n_features):
             stop = int(np.searchsorted(rows, first + count, side="left"))
             wanted = rows[cursor:stop] - first
             cursor = stop
@@ -122,7 +129,8 @@ class TrainingStore:
                     + np.arange(int((ends - starts).sum())))
             pieces.append(indices[take])
         if cursor != len(rows):
-            raise DatabaseError(f"{self.path}: label {label} refers to feature rows that are not stored")
+            raise DatabaseError(f"{self.path}: label {label} refers to feature rows that are not stored; "
+                                f"{DAMAGED}")
         out_indptr = np.zeros(len(rows) + 1, dtype=np.int64)
         if lengths:
             np.cumsum(np.concatenate(lengths), out=out_indptr[1:])
@@ -140,7 +148,9 @@ class TrainingStore:
             row = connection.execute(sa.select(lt).where(lt.c.label_id == label_id)).mappings().first()
         if row is None:
             return StoredState(0, math.inf, np.zeros(n_examples or 0, dtype=np.float64), None, None, 0)
-        margins = blobs.decode("margins_float64", row["margins_float64"], writable=True)
+        where = f"{self.path}: the stored margins of {label} (label_training)"
+        blobs.verified("label_training", row, where)
+        margins = blobs.decode("margins_float64", row["margins_float64"], writable=True, where=where)
         theta = math.inf if row["theta"] is None else float(row["theta"])
         return StoredState(int(row["iteration"]), theta, margins, row["state"],
                            json.loads(row["settings_json"]), int(row["margins_iteration"]))
@@ -160,10 +170,15 @@ class TrainingStore:
 
         Refused if another live process holds it (``alive(pid, updated_at, message)``: the pid, the
         time its trainer last wrote, so a reused pid is told apart, and the claim's ``note`` naming
-        its host); a new label gets its state row here.
+        its host); a new label gets its state row here. Before anything is written, the checksums of what
+        its training will read are verified (a damaged file is refused, not written into).
         """
         label_id = self.label_id(label)
         lt = schema.label_training
+        with self.db.reading() as connection:
+            replayed_after = connection.execute(sa.select(lt.c.margins_iteration)
+                                                .where(lt.c.label_id == label_id)).scalar()
+        verify_label(self.db, label_id, replayed_after or 0)
         stamp = now()
         with self.db.transaction(immediate=True) as connection:  # check and write under one lock
             row = connection.execute(sa.select(lt.c.state, lt.c.pid, lt.c.updated_at, lt.c.message)
@@ -181,7 +196,7 @@ class TrainingStore:
                     label_id=label_id, settings_json=json.dumps(settings, sort_keys=True),
                     state="training", iteration=0, theta=None, loss=0.0, splits=0, pid=os.getpid(),
                     message=note, started_at=stamp, updated_at=stamp,
-                    margins_float64=blobs.encode("margins_float64", np.zeros(examples)), margins_iteration=0))
+                    **_stored_margins(label_id, 0, np.zeros(examples))))
             else:
                 connection.execute(lt.update().where(lt.c.label_id == label_id).values(
                     state="training", pid=os.getpid(), message=note, updated_at=stamp))
@@ -208,35 +223,46 @@ class TrainingStore:
         ``margins`` (Q after this iteration) are written only with ``checkpoint``: kept in
         ``margin_checkpoints`` and as the label's stored margins (``margins_iteration`` = this
         iteration). Other iterations leave the stored margins as they are, behind the iteration.
+        The iteration row carries the tree's checksum (``clparse.store.verify.tree_checksum``), the
+        margin rows theirs.
         """
         label_id = self.label_id(label)
         stamp = now()
         it, tn, lt = schema.iterations, schema.tree_nodes, schema.label_training
         t = int(iteration["iteration"])
+        nodes = sorted(nodes, key=lambda node: int(node["node"]))
+        sha256 = tree_checksum(label_id, t, iteration["theta"], map(node_values, nodes))
         state: dict[str, Any] = {
             "iteration": t, "theta": iteration["theta"], "loss": iteration["loss_after"],
             "splits": lt.c.splits + iteration["splits"], "examples_per_second": examples_per_second,
             "updated_at": stamp}
         with self.db.transaction() as connection:
-            connection.execute(it.insert().values(label_id=label_id, finished_at=stamp, **iteration))
+            connection.execute(it.insert().values(label_id=label_id, finished_at=stamp, sha256=sha256,
+                                                  **iteration))
             connection.execute(tn.insert(),
                                [{"label_id": label_id, "iteration": t, **node} for node in nodes])
             if checkpoint:
-                blob = blobs.encode("margins_float64", margins)
+                stored = _stored_margins(label_id, t, margins)
+                kept = {"label_id": label_id, "iteration": t, "margins_float64": stored["margins_float64"]}
                 connection.execute(schema.margin_checkpoints.insert().values(
-                    label_id=label_id, iteration=t, margins_float64=blob))
-                state.update(margins_float64=blob, margins_iteration=t)
+                    **kept, sha256=blobs.row_checksum("margin_checkpoints", kept)))
+                state.update(stored)
             connection.execute(lt.update().where(lt.c.label_id == label_id).values(**state))
 
     def checkpoint_before(self, label: str, iteration: int) -> tuple[int, np.ndarray] | None:
         """(c, margins after c trees) of the latest kept checkpoint c <= ``iteration``, if any."""
         mc = schema.margin_checkpoints
         with self.db.reading() as connection:
-            found = connection.execute(sa.select(mc.c.iteration, mc.c.margins_float64).where(
+            found = connection.execute(sa.select(mc).where(
                 mc.c.label_id == self.label_id(label), mc.c.iteration <= iteration
-            ).order_by(mc.c.iteration.desc()).limit(1)).first()
-        return None if found is None else (int(found[0]),
-                                           blobs.decode("margins_float64", found[1], writable=True))
+            ).order_by(mc.c.iteration.desc()).limit(1)).mappings().first()
+        if found is None:
+            return None
+        where = f"{self.path}: the margin checkpoint of iteration {found['iteration']} of {label} " \
+                "(margin_checkpoints)"
+        blobs.verified("margin_checkpoints", found, where)
+        return int(found["iteration"]), blobs.decode("margins_float64", found["margins_float64"],
+                                                     writable=True, where=where)
 
     def release_dead(self, label: str, pid: int, message: str) -> bool:
         """Mark ``failed`` a label still claimed by process ``pid``, which died without saying so
@@ -269,11 +295,10 @@ class TrainingStore:
             if margins is not None:
                 committed = connection.execute(sa.select(lt.c.iteration)
                                                .where(lt.c.label_id == label_id)).scalar()
-                if committed != margins_iteration:
+                if committed is None or committed != margins_iteration:
                     raise DatabaseError(f"{self.path}: label {label} has committed iteration {committed}, "
                                         f"not {margins_iteration}; its margins are not stored")
-                values.update(margins_float64=blobs.encode("margins_float64", margins),
-                              margins_iteration=margins_iteration)
+                values.update(_stored_margins(label_id, int(committed), margins))
             connection.execute(lt.update().where(lt.c.label_id == label_id).values(**values))
 
     def trees(self, label: str, up_to: int | None = None, after: int = 0) -> list[list[NodeRow]]:
@@ -290,3 +315,9 @@ class TrainingStore:
                           ).select_from(lb.outerjoin(lt, lt.c.label_id == lb.c.id)).order_by(lb.c.name)
         with self.db.reading() as connection:
             return [tuple(row) for row in connection.execute(query)]
+
+
+def _stored_margins(label_id: int, iteration: int, margins: np.ndarray) -> dict[str, Any]:
+    """The ``label_training`` values that store ``margins`` as Q after ``iteration``, with their checksum."""
+    row = {"margins_iteration": iteration, "margins_float64": blobs.encode("margins_float64", margins)}
+    return {**row, "margins_sha256": blobs.row_checksum("label_training", {"label_id": label_id, **row})}

@@ -151,12 +151,15 @@ def _unreadable(path: Path, exc: apsw.Error) -> DatabaseError:
         return DatabaseError(f"{path}: a write to it was interrupted and {path}-journal must be rolled back "
                              "before it can be read, which needs write access to the file and its directory; "
                              "left untouched")
-    if isinstance(exc, apsw.ReadOnlyError | apsw.CantOpenError):
-        return DatabaseError(f"{path}: cannot open it to read ({exc}): is it readable, and if a -wal file is "
-                             "beside it, are -wal and -shm readable (read-only media need both)?; left "
-                             "untouched")
-    if isinstance(exc, apsw.PermissionsError):
-        return DatabaseError(f"{path}: no permission to read it; left untouched")
+    if isinstance(exc, apsw.ReadOnlyError | apsw.CantOpenError | apsw.PermissionsError):
+        if not os.access(path, os.R_OK):
+            return DatabaseError(f"{path}: no permission to read it; left untouched")
+        if Path(f"{path}-wal").exists() and not writable(path):
+            return DatabaseError(f"{path}: a write-ahead log {path}-wal is beside it on read-only media or "
+                                 "in a read-only directory, and SQLite cannot read that log without a "
+                                 f"readable {path}-shm there ({exc}); copy the files to a writable place; "
+                                 "left untouched")
+        return DatabaseError(f"{path}: cannot open it to read ({exc}); left untouched")
     return DatabaseError(f"{path}: cannot read the database ({exc}); it may be damaged; left untouched")
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from clparse.errors import ClparseError
 from clparse.store.blobs import decode
 from clparse.store.database import check_database, sqlite_error
-from clparse.store.engine import BUSY_TIMEOUT_MS
+from clparse.store.engine import BUSY_TIMEOUT_MS, open_read_only
 
 #: A table-valued SQL function: its column names, and rows from (database path, *arguments).
 TableFunction = tuple[Sequence[str], Callable[..., Iterator[tuple[Any, ...]]]]
@@ -29,10 +29,12 @@ def connect(db: str | Path, *, write: bool = False,
     which layers above storage supply: e.g. ``clparse_weights`` replays boosting); read-only ones
     write nowhere."""
     check_database(db, upgrade=write)
-    flags = apsw.SQLITE_OPEN_READWRITE if write else apsw.SQLITE_OPEN_READONLY
-    connection = apsw.Connection(str(db), flags=flags)
-    connection.set_busy_timeout(BUSY_TIMEOUT_MS)
-    if not write:
+    if write:
+        connection = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READWRITE)
+        connection.set_busy_timeout(BUSY_TIMEOUT_MS)
+    else:
+        # as every read-only command opens it: read-only media too, and no -wal/-shm left behind
+        connection = open_read_only(db)
         connection.authorizer = _ReadOnlyAuthorizer()
     register_functions(connection)
     for name, (columns, rows) in tables.items():
@@ -81,6 +83,65 @@ def _explain(exc: BaseException, connection: apsw.Connection, write: bool) -> Cl
     return ClparseError(f"SQL error: {exc}")
 
 
+class SQLFunctionError(ValueError):
+    """A clparse SQL function given arguments it does not take: one line naming the function, its
+    arguments and what was wrong (``clparse sql`` prints it as one ``Error: SQL error: ...`` line).
+    A ValueError, because APSW hands a Python function's exception back to the statement's caller."""
+
+
+_SQL_TYPES: dict[type, tuple[str, str]] = {str: ("TEXT", "text"), int: ("INTEGER", "an integer")}
+
+
+def _usage(name: str, parameters: Sequence[tuple[str, type]]) -> str:
+    """``name(arg TYPE, ...)``, as the error lines show a function."""
+    return f"{name}({', '.join(f'{p} {_SQL_TYPES[t][0]}' for p, t in parameters)})"
+
+
+def _shown(value: object) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bytes):
+        return f"a blob of {len(value)} bytes"
+    return repr(value)
+
+
+def _checked(name: str, parameters: Sequence[tuple[str, type]], args: Sequence[object], *,
+             null_ok: bool) -> bool:
+    """Check ``args`` against ``parameters`` (name, Python type); False if one is NULL and ``null_ok``
+    (a scalar function then returns NULL, as SQL's own functions do)."""
+    usage = _usage(name, parameters)
+    if len(args) < len(parameters):
+        missing = ", ".join(p for p, _ in parameters[len(args):])
+        raise SQLFunctionError(f"{usage}: missing argument {missing}")
+    if len(args) > len(parameters):
+        raise SQLFunctionError(f"{usage}: takes {len(parameters)} arguments, got {len(args)}")
+    for (parameter, kind), value in zip(parameters, args):
+        if value is None and null_ok:
+            return False
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise SQLFunctionError(f"{usage}: {parameter} must be {_SQL_TYPES[kind][1]}, got {_shown(value)}")
+    return True
+
+
+def _scalar(connection: apsw.Connection, name: str, parameters: Sequence[tuple[str, type]],
+            body: Callable[..., str | None]) -> None:
+    """Register ``body`` as the SQL function ``name`` with checked arguments; any other failure inside it
+    becomes one line naming the function too (damage reports pass through as they are)."""
+
+    def function(*args: object) -> str | None:
+        if not _checked(name, parameters, args, null_ok=True):
+            return None
+        try:
+            return body(*args)
+        except ClparseError:
+            raise
+        except Exception as exc:
+            raise SQLFunctionError(f"{_usage(name, parameters)}: {type(exc).__name__}: {exc}") from None
+
+    # -1: any number of arguments, so that a wrong count gets the same line as a wrong type
+    connection.create_scalar_function(name, function, -1, deterministic=True)  # type: ignore[arg-type]
+
+
 def register_functions(connection: apsw.Connection) -> None:
     """SQL functions that open the typed blobs, so plain SQL can reach every example.
 
@@ -126,29 +187,39 @@ def register_functions(connection: apsw.Connection) -> None:
         return json.dumps({"row": int(rows_a[i]), "y": int(decode("y_int8", ys)[i]),
                            "multiplicity": int(decode("multiplicity_int32", counts)[i])})
 
-    # APSW's stubs type SQL functions as taking any SQLite value; these take the documented ones.
-    connection.create_scalar_function("clparse_row_features", row_features, 1,  # type: ignore[arg-type]
-                                      deterministic=True)
-    connection.create_scalar_function("clparse_example", example, 2, deterministic=True)  # type: ignore[arg-type]
+    _scalar(connection, "clparse_row_features", [("row", int)], row_features)
+    _scalar(connection, "clparse_example", [("label", str), ("n", int)], example)
 
 
 def _register_table(connection: apsw.Connection, name: str, columns: Sequence[str],
                     rows: Callable[..., Iterator[tuple[Any, ...]]]) -> None:
-    """``name(args...)`` as a table-valued function yielding ``rows(database path, *args)``."""
+    """``name(args...)`` as a table-valued function yielding ``rows(database path, *args)``.
+
+    The arguments are checked against the annotations of ``rows`` (``str`` is TEXT, ``int`` INTEGER):
+    a missing or wrong one is one :class:`SQLFunctionError` line naming the function and its arguments.
+    """
+    import typing
+
     import apsw.ext
 
     db = connection.filename
+    signature = inspect.signature(rows)
+    hints = typing.get_type_hints(rows)
+    sql_parameters = list(signature.parameters.values())[1:]
+    parameters = [(p.name, hints.get(p.name, str)) for p in sql_parameters]
 
     def table(*args: Any, **named: Any) -> Iterator[tuple[Any, ...]]:
+        given = list(args) + [named[p] for p, _ in parameters[len(args):] if p in named]
+        _checked(name, parameters, given, null_ok=False)
         try:
-            yield from rows(db, *args, **named)
+            yield from rows(db, *given)
         except ClparseError as exc:
-            raise ValueError(str(exc)) from None
+            raise SQLFunctionError(f"{name}: {exc}") from None
+        except Exception as exc:
+            raise SQLFunctionError(f"{_usage(name, parameters)}: {type(exc).__name__}: {exc}") from None
 
     # APSW names the function's SQL parameters from its signature: those of ``rows`` after the path.
-    signature = inspect.signature(rows)
-    table.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=list(signature.parameters.values())[1:])
+    table.__signature__ = signature.replace(parameters=sql_parameters)  # type: ignore[attr-defined]
     table.columns = tuple(columns)  # type: ignore[attr-defined]
     table.column_access = apsw.ext.VTColumnAccess.By_Index  # type: ignore[attr-defined]
     apsw.ext.make_virtual_module(connection, name, table)  # type: ignore[arg-type]

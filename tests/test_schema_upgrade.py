@@ -1,6 +1,6 @@
 """Databases written by older clparse versions upgrade to today's schema with their data intact.
 
-tests/data/old_schemas/ holds one small database per old schema revision (0001 .. 0006), each
+tests/data/old_schemas/ holds one small database per old schema revision (0001 .. 0007), each
 made by the clparse code of its time (``make.py`` there rebuilds them from git), and beside each a
 JSON record of what that old code said about it: row counts, digests of the stored examples, the
 Θ of every boosting iteration, SQL weights and model scores (0002 on), its parser's trees for
@@ -30,7 +30,7 @@ from tests.conftest import read_rows as rows
 from tests.test_schema_autogenerate import schema_differences
 
 OLD_SCHEMAS = Path(__file__).parent / "data" / "old_schemas"
-REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006")
+REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006", "0007")
 
 
 def _make_module() -> Any:

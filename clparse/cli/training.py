@@ -285,6 +285,6 @@ def status_command(db: Path, as_json: bool) -> None:
     from clparse.store.database import quick_check
     from clparse.train import format_status
 
-    quick_check(db)
     rows = api.status(db)
+    quick_check(db)  # after reading: damage met while reading is told as such, the rest of the file checked
     click.echo(json.dumps([asdict(r) for r in rows], indent=2) if as_json else format_status(rows))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -207,6 +208,11 @@ def _train_parallel(db: str | Path, labels: list[str], settings: BoostSettings, 
             label, process = running.pop(sentinel)
             process.join()
             if process.exitcode not in (0, None) and label not in summary.states:
+                if forwarded and process.exitcode == -signal.SIGTERM:
+                    # Our SIGTERM came before the worker had installed its handler (it was still starting):
+                    # it claimed nothing and trained nothing, so the label is simply left for the resume.
+                    summary.states[label] = "paused"
+                    continue
                 why = (f"worker killed by signal {-process.exitcode}" if process.exitcode < 0
                        else f"worker exited with status {process.exitcode}")
                 summary.states[label], summary.failures[label] = "failed", why

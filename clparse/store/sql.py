@@ -47,6 +47,8 @@ _READING_PRAGMAS = frozenset({
     "table_info", "table_xinfo", "table_list", "index_info", "index_xinfo", "index_list", "foreign_key_list",
     "foreign_key_check", "integrity_check", "quick_check", "function_list", "pragma_list", "collation_list",
     "module_list", "compile_options", "database_list"})
+#: Pragmas that write even without an argument (a checkpoint copies the log into the database file).
+_WRITING_PRAGMAS = frozenset({"wal_checkpoint"})
 READ_ONLY_HINT = "refused: clparse sql is read-only without --write"
 
 
@@ -61,6 +63,8 @@ class _ReadOnlyAuthorizer:
     def __call__(self, action: int, name: str | None, argument: str | None, *_: object) -> int:
         if action == apsw.SQLITE_ATTACH:
             self.denied = f"ATTACH and VACUUM INTO open another file ({name}) for writing; {READ_ONLY_HINT}"
+        elif action == apsw.SQLITE_PRAGMA and (name or "").lower() in _WRITING_PRAGMAS:
+            self.denied = f"PRAGMA {name} would write into the database file; {READ_ONLY_HINT}"
         elif (action == apsw.SQLITE_PRAGMA and argument is not None
               and (name or "").lower() not in _READING_PRAGMAS):
             self.denied = f"PRAGMA {name} = {argument} would change the database; {READ_ONLY_HINT}"

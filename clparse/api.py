@@ -247,11 +247,18 @@ def train(db: PathLike, labels: Sequence[str] | None = None, *, until_theta: flo
                         on_poll=on_poll, dask=dask, batch_iterations=dask_batch)
 
 
-def status(db: PathLike, labels: Sequence[str] | None = None) -> list[LabelStatus]:
-    """Per label: iteration, Θ, splits, loss, examples/s, state, last update (also while training runs)."""
+def status(db: PathLike, labels: Sequence[str] | None = None, *, check: bool = False) -> list[LabelStatus]:
+    """Per label: iteration, Θ, splits, loss, examples/s, state, last update (also while training runs).
+
+    With ``check``, SQLite's quick check follows the read (read-only), so a file damaged past the pages
+    the status needs is an error, not a table read from its few healthy pages."""
+    from clparse.store.database import quick_check
     from clparse.train import label_status
 
     rows = label_status(db)
+    if check:
+        # after reading: damage met while reading is told as such, the rest of the file is checked
+        quick_check(db)
     return [r for r in rows if labels is None or r.label in labels]
 
 

@@ -139,3 +139,26 @@ def test_only_the_command_line_and_quickstart_sit_above_the_api() -> None:
 
 def test_the_layer_checks_can_fail() -> None:
     assert offenders(("clparse.cli",), ("clparse.api",))  # the command line does call the api
+
+
+def test_calibrate_stopped_by_ctrl_c_exits_130_and_resumes(db_copy: Path, tmp_path: Path) -> None:
+    """A calibration paused by SIGINT keeps its finished Θ̂ points, says how to resume, exits 128 + 2."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    args = [sys.executable, str(ROOT / "cli.py"), "calibrate", "--db", str(db_copy), "--thetas", "20,8,4,3",
+            "--beam", "1"]
+    with open(tmp_path / "err", "wb") as err:
+        process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err)
+        deadline = time.monotonic() + 300
+        while read_rows(db_copy, "SELECT count(*) FROM calibration_points")[0][0] < 1:
+            assert process.poll() is None and time.monotonic() < deadline, "no point stored in time"
+            time.sleep(0.02)
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=300)
+    assert process.returncode == 130
+    assert "stopped; run the same command again to resume" in (tmp_path / "err").read_text(encoding="utf-8")
+    done = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
 from clparse import api
 from clparse.cli.core import main
-from clparse.cli.options import DB_OPTION, TREEBANK, ManyValues, search_options, stop_request, treebank_files
+from clparse.cli.options import (
+    DB_OPTION,
+    TREEBANK,
+    ManyValues,
+    interrupted_status,
+    search_options,
+    stop_request,
+    treebank_files,
+)
 
 
 def _thetas(ctx: click.Context, param: click.Parameter, value: str | None) -> list[float] | None:
@@ -51,7 +60,8 @@ def calibrate_command(db: Path, dev: tuple[Path, ...], thetas: list[float] | Non
     Each finished Θ̂ is committed at once: stopped (Ctrl-C) or killed, the same command resumes
     at the first unfinished Θ̂. `clparse parse --theta best` then uses the best one. With
     --per-label, each label's Θ̂ is then tuned on the dev set, starting from the best global Θ̂
-    (`--theta best` then uses a Θ̂ per label).
+    (`--theta best` then uses a Θ̂ per label). Stopped by a signal, it exits 130 after Ctrl-C and 143
+    after SIGTERM (128 + the signal's number).
 
     \b
     clparse calibrate --db db/quickstart.sqlite --beam 1 --points 8
@@ -83,6 +93,7 @@ def calibrate_command(db: Path, dev: tuple[Path, ...], thetas: list[float] | Non
     click.echo(format_points(result.points, result.best_theta))
     if flag.requested:
         click.echo("stopped; run the same command again to resume", err=True)
+        sys.exit(interrupted_status(flag.signum))
 
 
 def _calibrate_per_label(db: Path, settings: api.CalibrationSettings, passes: int) -> None:
@@ -100,6 +111,8 @@ def _calibrate_per_label(db: Path, settings: api.CalibrationSettings, passes: in
         click.echo(f"  {label:<8} {theta:.4g}")
     if flag.requested or result.stopped:
         click.echo("stopped; run the same command again to resume", err=True)
+        if flag.requested:
+            sys.exit(interrupted_status(flag.signum))
 
 
 @main.command("report")

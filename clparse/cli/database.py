@@ -72,6 +72,11 @@ def backup_command(db: Path, target: Path) -> None:
 @main.command("check", short_help="Check the database file for damage.")
 @DB_OPTION
 def check_command(db: Path) -> None:
-    """Check the database file for damage (SQLite's integrity check); exit status 1 if damaged."""
+    """Check the database file for damage; exit status 1 if damaged.
+
+    SQLite's integrity check of every page, then the SHA-256 of every stored tree and array (feature
+    rows, examples, margins), so a changed float that SQLite cannot see is named too (label and
+    iteration). See docs/reliability.md.
+    """
     api.check(db)
     click.echo(f"{db}: ok")

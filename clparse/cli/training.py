@@ -282,9 +282,7 @@ def status_command(db: Path, as_json: bool) -> None:
     table read from its few healthy pages."""
     from dataclasses import asdict
 
-    from clparse.store.database import quick_check
     from clparse.train import format_status
 
-    rows = api.status(db)
-    quick_check(db)  # after reading: damage met while reading is told as such, the rest of the file checked
+    rows = api.status(db, check=True)
     click.echo(json.dumps([asdict(r) for r in rows], indent=2) if as_json else format_status(rows))

@@ -50,9 +50,11 @@ timeout, foreign keys on.
 **Recognizing a database.** `PRAGMA application_id` is `0x636C7061` and `alembic_version` holds
 the schema revision. Opening refuses (and leaves untouched) a non-SQLite file, a SQLite file of
 another application, a newer schema, and an unreadable/damaged file; an older schema is upgraded
-after a consistent backup copy (`NAME.schema-REV.bak`, made with SQLite's backup API). A new
-database is built under a temporary name and renamed into place, and migrations run inside one
-`BEGIN IMMEDIATE` transaction, so two processes creating or migrating at once serialize.
+after a consistent backup copy (`NAME.schema-REV.bak`, or `.schema-REV.1.bak`, ... when that name
+is taken: a backup is never overwritten), made with SQLite's backup API. A new database is built
+under a scratch name of its own and linked into place (exclusively: two creators leave one
+database), and all migrations of an upgrade run inside one `BEGIN IMMEDIATE` transaction (an
+upgrade is all or nothing). See docs/reliability.md.
 
 Conventions: times are text, UTC, ISO 8601 to the second; booleans are 0 or 1; `*_json` columns
 hold JSON text (SQLite's `json_extract` and `json_each` read them); a blob column's name ends in

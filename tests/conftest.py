@@ -5,6 +5,10 @@ training). Tests that write (calibrate, delete checkpoints) get their own copy t
 or ``copy_trained_db``. Copies go through SQLite's online backup API, which reads committed pages
 including any still in the WAL, so a copy is always a consistent database (a plain file copy could
 miss the WAL).
+
+Tests marked ``slow`` (end-to-end runs in subprocesses, kills and resumes, long property tests;
+each has a smaller fast test of the same thing) are skipped unless pytest is given ``--slow``:
+``python -m pytest`` is the fast run, ``python -m pytest --slow`` the full one (CI).
 """
 
 from __future__ import annotations
@@ -14,6 +18,37 @@ from pathlib import Path
 
 import apsw
 import pytest
+
+SLOW_REASON = "slow: run with pytest --slow"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--slow", action="store_true", default=False,
+                     help="also run the tests marked slow (the full suite, as CI runs it)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: a long test (a smaller one of the same thing runs by default); "
+                                       "skipped unless pytest --slow")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--slow"):
+        return
+    skip = pytest.mark.skip(reason=SLOW_REASON)
+    for item in items:
+        if item.get_closest_marker("slow") is not None:
+            item.add_marker(skip)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int,
+                            config: pytest.Config) -> None:
+    if config.getoption("--slow"):
+        return
+    skipped = [r for r in terminalreporter.stats.get("skipped", [])
+               if isinstance(r.longrepr, tuple) and r.longrepr[2].endswith(SLOW_REASON)]
+    if skipped:
+        terminalreporter.write_line(f"{len(skipped)} slow tests skipped ({SLOW_REASON})", yellow=True)
 
 
 def read_rows(db: Path, query: str, *bindings: object) -> list[tuple]:

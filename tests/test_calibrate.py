@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from cli import main
+from clparse.cli import main
 from clparse.calibrate.report import format_report
 from clparse.calibrate.run import CalibrationResult, CalibrationSettings, calibrate, dev_trees
 from tests.conftest import read_rows
@@ -211,6 +211,7 @@ def test_pop_cap_completions_are_counted(db_copy: Path) -> None:
     assert "capped" in format_report(db_copy)
 
 
+@pytest.mark.slow
 def test_per_label_thetas_never_lower_dev_f1_and_resume_exactly(copy_trained_db: Callable[[], Path]) -> None:
     from clparse.calibrate.per_label import calibrate_per_label
     from clparse.evaluate import EvalbParams, evaluate

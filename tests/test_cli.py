@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
-from cli import main
+from clparse.cli import main
 from clparse.data import sample_path
+
+ROOT = Path(__file__).resolve().parent.parent
+#: Every command of ``clparse --help``; a command left unregistered fails here.
+COMMANDS = {"backup", "calibrate", "check", "compare", "eval", "init", "parse", "prepare", "quickstart",
+            "report", "sql", "status", "tag", "train", "treebank"}
 
 GOLD = "(ROOT (S (NP (PRP I)) (VP (VBD ran) (ADVP (RB fast))) (. .)))\n(ROOT (S (VP (VB Go))))\n"
 TEST = "(ROOT (S (NP (PRP I)) (VP (VBD ran)) (ADVP (RB fast)) (. .)))\n(ROOT (VP (VB Go)))\n"
@@ -108,9 +117,58 @@ def test_skip_bad_reports_count(tmp_path: Path) -> None:
     assert code == 0 and json.loads(out)["sentences"] == 2 and "skipped 1 malformed tree" in err
 
 
-def test_help_explains() -> None:
+def listed_commands(help_text: str) -> dict[str, str]:
+    """name -> one-line description, from the ``Commands:`` section of a group's help."""
+    section = help_text.split("\nCommands:\n", 1)[1]
+    return {m[1]: m[2].strip() for m in re.finditer(r"^  (\S+)(.*)$", section, re.MULTILINE)}
+
+
+def command_paths(command: click.Command,
+                  path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], click.Command]]:
+    found = [(path, command)]
+    if isinstance(command, click.Group):
+        for name in sorted(command.commands):
+            found += command_paths(command.commands[name], (*path, name))
+    return found
+
+
+def test_help_lists_every_command_with_a_description() -> None:
     code, out, _ = invoke("--help")
-    assert code == 0 and "eval" in out and "treebank" in out and "quickstart" in out
+    assert code == 0 and out.startswith("Usage: ")
+    listed = listed_commands(out)
+    assert set(listed) == COMMANDS, out
+    assert all(len(description) > 10 for description in listed.values()), listed
+    assert "clparse quickstart" in out.split("\nOptions:\n")[0]  # where to start
+
+
+def test_every_command_explains_itself_and_each_option() -> None:
+    paths = command_paths(main)
+    assert {path[0] for path, _ in paths if path} == COMMANDS
+    assert len(paths) > len(COMMANDS) + 1  # the root and a group's subcommands too
+    for path, command in paths:
+        code, out, err = invoke(*path, "--help")
+        assert code == 0 and err == "", (path, err)
+        usage, rest = out.split("\n", 1)
+        assert usage.startswith("Usage: ") and usage.split()[2:2 + len(path)] == list(path), (path, usage)
+        description = rest.split("\nOptions:\n", 1)[0].strip()
+        assert len(description) > 20, (path, out)  # a sentence, not just the usage line
+        options = " ".join(out.split("\nOptions:\n", 1)[1].split("\nCommands:\n", 1)[0].split())
+        for param in command.params:
+            if isinstance(param, click.Option) and not param.hidden:
+                flag = re.search(rf"(?<![\w-]){re.escape(max(param.opts, key=len))}(?![\w-])", options)
+                words = " ".join((param.help or "").split()[:4])  # its help follows it
+                assert flag and words and words in options[flag.end():], (path, param.opts, param.help)
+
+
+def test_top_level_cli_py_is_the_same_command() -> None:
+    """``python cli.py`` (a checkout without installing) runs the packaged command."""
+    import cli
+
+    assert cli.main is main
+    done = subprocess.run([sys.executable, "cli.py", "--help"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert set(listed_commands(done.stdout)) == COMMANDS
 
 
 def test_init_prepare_sql(tmp_path: Path) -> None:

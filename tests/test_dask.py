@@ -81,6 +81,7 @@ def test_local_cluster_equals_jobs_1(base_db: Path, reference: dict[str, Any], t
     assert stats.bytes_from_workers > 0
 
 
+@pytest.mark.slow
 def test_worker_killed_mid_label_is_resubmitted(base_db: Path, reference: dict[str, Any], tmp_path: Path) -> None:
     """SIGKILL a worker as it starts NP's batch after iteration 8: NP restarts from the database on a
     worker, the result is the same bytes, and no worker ever touched the database."""
@@ -99,6 +100,7 @@ def test_worker_killed_mid_label_is_resubmitted(base_db: Path, reference: dict[s
     assert dump(db) == reference
 
 
+@pytest.mark.slow
 def test_separate_processes_and_a_killed_coordinator(base_db: Path, reference: dict[str, Any], runs: Runs,
                                                      tmp_path: Path) -> None:
     """``dask scheduler`` and two ``dask worker`` processes, as on a cluster; ``clparse train --dask`` is

@@ -491,7 +491,7 @@ def test_a_worker_checks_its_parent_before_importing_the_trainer() -> None:
 def test_quick_commands_do_not_import_the_trainer(trained_db: Path, args: list[str]) -> None:
     """numba, scipy, the booster (seconds under load) and Alembic: these commands never need them."""
     argv = ["clparse", *args] if args == ["--help"] else ["clparse", args[0], "--db", str(trained_db), *args[1:]]
-    code = ("import sys\nfrom cli import main\n"
+    code = ("import sys\nfrom clparse.cli import main\n"
             f"sys.argv = {argv!r}\n"
             "try:\n    main()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
             "heavy = sorted(m for m in ('numba', 'scipy', 'clparse.boost', 'matplotlib', 'nltk', 'alembic')\n"

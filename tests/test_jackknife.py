@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli import main
+from clparse.cli import main
 from clparse.calibrate.run import default_tags
 from clparse.data import sample_path
 from clparse.errors import ConfigurationError
@@ -143,6 +143,7 @@ def test_the_stored_crf_reloads_and_tags_like_a_fresh_one(jackknifed_db: Path) -
     assert [stored.tag(words) for words in dev] == [fresh.tag(words) for words in dev]
 
 
+@pytest.mark.slow
 def test_prepare_cli_jackknife_options(tmp_path: Path) -> None:
     db = tmp_path / "cli.sqlite"
     result = CliRunner().invoke(main, ["prepare", "--db", str(db), "--train", str(sample_path("train")),

@@ -196,6 +196,7 @@ def test_stop_pause_crash_and_resume_is_bit_identical(reference: Reference, fres
     assert dump(fresh) == reference.result
 
 
+@pytest.mark.slow
 def test_sigkill_and_resume_is_bit_identical(reference: Reference, fresh: Path, tmp_path: Path) -> None:
     """(a) A real `clparse train` killed with SIGKILL after a few commits, then resumed to the end."""
     runs = Runs(tmp_path)

@@ -15,7 +15,7 @@ import nltk
 import pytest
 from click.testing import CliRunner, Result
 
-from cli import main
+from clparse.cli import main
 from clparse.data import sample_path
 from clparse.errors import ConfigurationError
 from clparse.parser import Parser

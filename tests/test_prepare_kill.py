@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from clparse.data import sample_path
 from clparse.store.database import init_database
 from tests.conftest import read_rows
@@ -16,6 +18,7 @@ from tests.conftest import read_rows
 CLPARSE = str(Path(sys.executable).with_name("clparse"))
 
 
+@pytest.mark.slow
 def test_kill_during_prepare_leaves_the_database_as_before(tmp_path: Path) -> None:
     db = tmp_path / "kill.sqlite"
     init_database(db)

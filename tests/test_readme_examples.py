@@ -88,6 +88,52 @@ def run(line: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProce
 
 
 @pytest.fixture(scope="module")
+def tiny_quickstart(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """(database, printed text) of what ``clparse quickstart`` runs, on 40 sample trees and 5 short dev
+    trees, trained to Θ 5: every step of the pipeline in seconds (the real one is a slow test below)."""
+    import clparse.quickstart as quickstart
+    from clparse.data import sample_path
+    from clparse.read import format_tree, read_trees
+
+    where = tmp_path_factory.mktemp("tiny_quickstart")
+    train = list(read_trees(sample_path("train")))[:40]
+    dev = sorted(read_trees(sample_path("dev")), key=lambda t: (len(t.words()), format_tree(t)))[5:10]
+    files = {"train": where / "train.ptb", "dev": where / "dev.ptb"}
+    for split, trees in (("train", train), ("dev", dev)):
+        files[split].write_text("".join(format_tree(t) + "\n" for t in trees))
+    db, lines = where / "db" / "quickstart.sqlite", []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(quickstart, "sample_path", files.__getitem__)
+        quickstart.run_quickstart(echo=lines.append, db=db, until_theta=5.0, beam=1)
+    return db, "\n".join(map(str, lines))
+
+
+def test_quickstart_runs_every_step_on_a_tiny_treebank(tiny_quickstart: tuple[Path, str]) -> None:
+    from clparse.quickstart import EXAMPLES
+
+    _, out = tiny_quickstart
+    steps = ["== 1. prepare", "== 2. train every label", "== 3. calibrate", "== 4. parse"]
+    assert all(step in out for step in steps), out
+    assert sorted(out.index(step) for step in steps) == [out.index(step) for step in steps]
+    assert "<- best" in out  # a calibrated Θ̂, which step 4 parses with
+    parses = [line for line in out.splitlines() if line.startswith("(ROOT ")]
+    assert [re.findall(r"\(\S+ ([^()\s]+)\)", tree) for tree in parses] == [s.split() for s in EXAMPLES]
+
+
+def test_sql_examples_run_on_the_trained_sample(trained_db: Path) -> None:
+    """Every SQL example runs (names, columns, SQL functions) on the session's trained sample; the
+    slow test below pastes each into a shell on the real quickstart database and wants rows from it."""
+    from clparse.query import run_query
+
+    for where, example in sql_examples():
+        try:
+            shown = run_query(trained_db, example)
+        except Exception as exc:  # noqa: BLE001 - the example's place in the failure
+            pytest.fail(f"{where}:\n{example}\n{exc}")
+        assert re.search(r"\(\d+ rows?\)", shown), f"{where}:\n{shown}"
+
+
+@pytest.fixture(scope="module")
 def quickstart_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A directory where `clparse quickstart` ran, as a new user would run it."""
     where = tmp_path_factory.mktemp("quickstart")
@@ -100,6 +146,7 @@ def quickstart_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return where
 
 
+@pytest.mark.slow
 def test_quickstart_shows_progress_on_a_terminal(quickstart_dir: Path) -> None:
     shown = (quickstart_dir / "quickstart.terminal").read_text()
     assert re.search(r"generating examples: (\d+)/\1 sentences \(100 %\)", shown), shown[-2000:]
@@ -143,6 +190,7 @@ def test_no_example_uses_a_dot_command_through_sql() -> None:
         assert not re.search(r"clparse sql [^`\n]*\"\.[a-z]", path.read_text(encoding="utf-8")), path
 
 
+@pytest.mark.slow
 def test_shell_examples_run_as_written(quickstart_dir: Path, gum_dir: Path) -> None:
     """Every bash line, in document order, in the directory its database lives in."""
     for where, line in shell_lines():
@@ -159,6 +207,7 @@ def test_shell_examples_run_as_written(quickstart_dir: Path, gum_dir: Path) -> N
     assert (quickstart_dir / "db" / "quickstart-copy.sqlite").is_file()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where,example", sql_examples(), ids=[w for w, _ in sql_examples()])
 def test_sql_examples_paste_into_clparse_sql(quickstart_dir: Path, where: str, example: str) -> None:
     """Pasted between the double quotes, as the README says; the shell must leave the text alone."""
@@ -174,6 +223,7 @@ def test_sql_examples_paste_into_clparse_sql(quickstart_dir: Path, where: str, e
         assert "(0 rows)" not in done.stdout, f"{where}:\n{example}"
 
 
+@pytest.mark.slow
 def test_python_examples_run(quickstart_dir: Path) -> None:
     """The README's non-doctest Python blocks (doctests run through pytest's --doctest-glob)."""
     blocks = [(w, t) for w, t in examples("python") if not t.lstrip().startswith(">>>")]

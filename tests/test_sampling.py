@@ -146,6 +146,7 @@ def dump(db: Path) -> tuple[list[tuple], list[tuple]]:
     return nodes, iterations
 
 
+@pytest.mark.slow
 def test_sampled_training_killed_and_resumed_equals_an_uninterrupted_run(tmp_path: Path) -> None:
     from clparse.data import sample_path
     from clparse.examples.prepare import PrepareSettings, prepare

@@ -55,7 +55,7 @@ def row_counts(db: Path) -> dict[str, int]:
 
 
 def clparse(*args: str) -> str:
-    from cli import main
+    from clparse.cli import main
 
     result = CliRunner().invoke(main, list(args))
     assert result.exit_code == 0, (args, result.output, result.exception)

@@ -269,6 +269,7 @@ def check_against_brute_force(n: int, model: Model, labels: Sequence[str], aggre
         assert labeled_spans(result.item) == frozenset((s, e, label) for s, e, label, _ in only)
 
 
+@pytest.mark.slow
 @settings(max_examples=45, deadline=None)
 @given(seed=st.integers(0, 10**6), n=st.integers(2, 4), aggregator=st.sampled_from(AGGREGATORS),
        make=st.sampled_from([span_model, child_model, coarse_model]))
@@ -634,12 +635,14 @@ def test_partial_ranking_is_exactly_the_stable_sort(values: list[float]) -> None
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 10**6), n=st.integers(2, 4), aggregator=st.sampled_from(AGGREGATORS),
        make=st.sampled_from([child_model, span_model, coarse_model, grandchild_model]),
-       beam=st.sampled_from([2, 3, 10, HUGE]), max_pops=st.sampled_from([1, 2, 5, HUGE]))
+       beam=st.sampled_from([2, 3, 10, HUGE]), max_pops=st.sampled_from([1, 2, 5, 500]))
 def test_the_incumbent_is_never_worse_than_greedy_and_changes_nothing_else(
         seed: int, n: int, aggregator: str, make: Callable[[int], Model], beam: int, max_pops: int) -> None:
     """With the incumbent the result is never worse than the greedy parse (even at a pop cap of 1);
     where the search without it ended normally in a parse at least as good as greedy's, the result is
-    that same parse."""
+    that same parse. Pops stop at 500: with no cap and an unbounded beam the search without the incumbent
+    is exhaustive over every label, which some seeds make minutes long even at 3 leaves (e.g. span_model(3),
+    maxmin), while at most 500 pops every case ends in well under a second."""
     model = make(seed)
     _, confidences = greedy(leaves(n), FakeScorer(model))
     greedy_key = key_of(aggregator, confidences)

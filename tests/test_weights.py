@@ -173,10 +173,36 @@ def test_sql_weights_first_iteration(trained_db: Path, problem: LabelProblem) ->
     assert row["total"] == pytest.approx(problem.multiplicity.sum() / 2.0, rel=1e-12)
 
 
+def test_sql_weights_one_past_the_last_iteration_are_the_next_iterations(
+        trained_db: Path, db_copy: Path, problem: LabelProblem) -> None:
+    """t = last + 1 gives the weights the next iteration will grow its tree with: each row's margin is the
+    stored margin after all ``last`` trees, and training one more iteration sums exactly these weights."""
+    last, blob = stored_state(trained_db)
+    rows = query_json(trained_db, "SELECT example, y, multiplicity, margin, weight "
+                                  f"FROM clparse_weights('{LABEL}', {last + 1}) ORDER BY example")
+    assert [r["example"] for r in rows] == list(range(len(problem.y)))
+    margins = np.array([r["margin"] for r in rows], dtype=np.float64)
+    assert margins.tobytes() == blob  # Q after the last tree, not after an earlier one (or zeros)
+    expected = example_weights("logistic", problem.y, problem.multiplicity.astype(np.float64), margins)
+    assert [r["weight"] for r in rows] == expected.tolist()
+    before = query_json(trained_db, f"SELECT margin FROM clparse_weights('{LABEL}', {last})")
+    assert [r["margin"] for r in before] != margins.tolist()  # t = last is one tree earlier
+    # Train the one next iteration on a copy: the weights it stored are the sums of the rows above.
+    from clparse.train import StopRule, train
+
+    summary = train(db_copy, labels=[LABEL], rule=StopRule(max_iterations=last + 1))
+    assert not summary.failures, summary.failures
+    [(w_positive, w_negative)] = read_rows(
+        db_copy, "SELECT i.weight_positive, i.weight_negative FROM iterations AS i JOIN labels AS l "
+                 "ON l.id = i.label_id WHERE l.name = ? AND i.iteration = ?", LABEL, last + 1)
+    positive = math.fsum(r["weight"] for r in rows if r["y"] == 1)
+    negative = math.fsum(r["weight"] for r in rows if r["y"] == -1)
+    assert positive == pytest.approx(w_positive, rel=1e-11)
+    assert negative == pytest.approx(w_negative, rel=1e-11)
+
+
 def test_sql_weights_iteration_out_of_range(trained_db: Path) -> None:
     last, _ = stored_state(trained_db)
-    [row] = query_json(trained_db, f"SELECT count(*) AS n FROM clparse_weights('{LABEL}', {last + 1})")
-    assert row["n"] > 0  # one past the last tree: the weights the next iteration would use
     with pytest.raises(ClparseError, match=f"no iteration {last + 1}"):
         run_query(trained_db, f"SELECT count(*) FROM clparse_weights('{LABEL}', {last + 2})", fmt="json")
     with pytest.raises(ClparseError, match="iterations count from 1"):

@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # the heavy modules load when a function needs them
     from clparse.parser import ParseResult, Parser
     from clparse.tag.evaluate import TaggingReport
     from clparse.train import LabelStatus
-    from clparse.train.parallel import TrainSummary
+    from clparse.train.summary import TrainSummary
 
 PathLike = str | Path
 Echo = Callable[[str], object]

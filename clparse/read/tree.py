@@ -121,6 +121,7 @@ class Tree:
         return sum(1 for _ in self.preterminals())
 
     def __str__(self) -> str:
+        # The one real circle of read/: a tree prints as PTB text, and the writer lives beside the reader.
         from clparse.read.ptb import format_tree
 
         return format_tree(self)

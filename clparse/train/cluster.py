@@ -34,7 +34,7 @@ from clparse.errors import ClparseError, ConfigurationError, DatabaseError, Labe
 if TYPE_CHECKING:  # the trainer is imported on first use: --dask's address is checked without it
     from clparse.boost.booster import BoostSettings
     from clparse.store.training import TrainingStore
-    from clparse.train.parallel import TrainSummary
+    from clparse.train.summary import TrainSummary
     from clparse.train.remote import Batch
     from clparse.train.stopping import StopRule
 

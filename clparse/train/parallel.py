@@ -13,7 +13,6 @@ import os
 import signal
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any
@@ -32,19 +31,7 @@ from clparse.store.database import (
 from clparse.store.training import TrainingStore
 from clparse.train.label import checked_state, train_label
 from clparse.train.stopping import StopRule, default_theta_floor
-
-
-@dataclass
-class TrainSummary:
-    rule: StopRule
-    states: dict[str, str] = field(default_factory=dict)  # label -> final state
-    failures: dict[str, str] = field(default_factory=dict)  # label -> error
-    refused: dict[str, str] = field(default_factory=dict)  # label -> why (another live trainer holds it)
-    cluster: Any = None  # with ``dask``: the ClusterStats (bytes shipped, time per part)
-
-    @property
-    def interrupted(self) -> bool:
-        return any(state == "paused" for state in self.states.values())
+from clparse.train.summary import TrainSummary
 
 
 def resolve(db: str | Path, labels: Sequence[str] | None, rule: StopRule,

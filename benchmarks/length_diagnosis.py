@@ -19,7 +19,10 @@ once as correct (every bracket right), a search error (the model prefers the gol
 it), a model error (the model prefers the wrong parse), undecided (the gold search reached its own cap
 first) or gold unreachable (no order of candidates builds the gold tree: a node wider than K, a label
 the model lacks, a candidate constraint); "of which at cap" counts the search errors whose parse hit
-the pop cap; the seconds of the parses and of the gold searches.
+the pop cap; ``F1+S`` and ``F1+U``: the F1 if the search errors (respectively the unreachable gold
+trees) had been parsed right, an upper bound on what fixing that cause alone can gain (an exact search
+returns a tree at least as good as the gold one *under the model*, not necessarily the gold tree);
+the seconds of the parses and of the gold searches.
 Progress goes to stderr.
 """
 
@@ -47,6 +50,7 @@ class Row:
     name: str
     gold: list[Tree] = field(default_factory=list)
     parsed: list[Tree] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)
     pop_cap: int = 0
     flat: int = 0
     search_at_cap: int = 0
@@ -57,6 +61,7 @@ class Row:
     def add(self, gold: Tree, found: Diagnosis) -> None:
         self.gold.append(gold)
         self.parsed.append(found.tree)
+        self.kinds.append(found.outcome)
         self.pop_cap += found.pop_cap
         self.flat += found.fallback is not None
         self.search_at_cap += found.outcome == "search" and found.pop_cap
@@ -64,26 +69,32 @@ class Row:
         self.parse_seconds += found.parse_seconds
         self.gold_seconds += found.gold_seconds
 
-    def totals(self) -> Totals:
-        return evaluate(self.gold, self.parsed, EvalbParams()).all
+    def totals(self, fixed: str = "") -> Totals:
+        """EVALB totals; with ``fixed``, as if the sentences of that outcome had been parsed right."""
+        parsed = [g if kind == fixed else p for g, p, kind in zip(self.gold, self.parsed, self.kinds)]
+        return evaluate(self.gold, parsed, EvalbParams()).all
 
     def to_dict(self) -> dict[str, Any]:
         totals = self.totals()
         return {"bucket": self.name, "sentences": len(self.gold), "f1": totals.f1, "recall": totals.recall,
-                "precision": totals.precision, "pop_cap": self.pop_cap, "flat": self.flat,
+                "precision": totals.precision, "f1_search_fixed": self.totals("search").f1,
+                "f1_unreachable_fixed": self.totals("unreachable").f1, "pop_cap": self.pop_cap,
+                "flat": self.flat,
                 **{outcome: self.outcomes[outcome] for outcome in OUTCOMES},
                 "search_at_pop_cap": self.search_at_cap, "parse_seconds": self.parse_seconds,
                 "gold_seconds": self.gold_seconds}
 
 
 HEADER = (f"{'length':<8}{'sent':>6}{'F1':>7}{'popcap':>8}{'flat':>6}{'correct':>9}{'search':>8}"
-          f"{'(cap)':>7}{'model':>7}{'undec':>7}{'unreach':>9}{'parse s':>9}{'gold s':>8}")
+          f"{'(cap)':>7}{'model':>7}{'undec':>7}{'unreach':>9}{'F1+S':>7}{'F1+U':>7}"
+          f"{'parse s':>9}{'gold s':>8}")
 
 
 def format_row(row: Row) -> str:
     d = row.to_dict()
     return (f"{row.name:<8}{d['sentences']:>6}{d['f1']:>7.2f}{d['pop_cap']:>8}{d['flat']:>6}{d['correct']:>9}"
             f"{d['search']:>8}{d['search_at_pop_cap']:>7}{d['model']:>7}{d['undecided']:>7}{d['unreachable']:>9}"
+            f"{d['f1_search_fixed']:>7.2f}{d['f1_unreachable_fixed']:>7.2f}"
             f"{d['parse_seconds']:>9.0f}{d['gold_seconds']:>8.0f}")
 
 

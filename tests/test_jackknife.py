@@ -91,6 +91,7 @@ def test_retag_changes_token_leaves_only() -> None:
         retag(tree, ["DT"])
 
 
+@pytest.mark.slow
 def test_stored_folds_and_tags_come_from_taggers_that_never_saw_them(jackknifed_db: Path) -> None:
     """Recomputed independently from the sample: each fold's tagger trained on the other folds."""
     gold = gold_sentences()
@@ -124,6 +125,7 @@ def test_jackknife_is_a_stored_setting_and_changes_the_digest() -> None:
         input_digest(files, PrepareSettings(train_tags="jackknife"))
 
 
+@pytest.mark.slow
 def test_jackknifed_run_calibrates_on_tagger_tags(jackknifed_db: Path, trained_db: Path) -> None:
     assert default_tags(jackknifed_db) == "tagger"
     assert default_tags(trained_db) == "gold"
@@ -132,6 +134,7 @@ def test_jackknifed_run_calibrates_on_tagger_tags(jackknifed_db: Path, trained_d
     assert (settings["train_tags"], settings["folds"], settings["tagger"]) == ("jackknife", FOLDS, "crf")
 
 
+@pytest.mark.slow
 def test_the_stored_crf_reloads_and_tags_like_a_fresh_one(jackknifed_db: Path) -> None:
     stored = load_tagger(jackknifed_db)
     assert isinstance(stored, CrfTagger)

@@ -51,8 +51,8 @@ class Models:
                     it.c.label_id == label_id, it.c.theta >= thetas[name])).scalars().all()
                 kept = len(kept_iterations)
                 odd = sorted(set(kept_iterations) - set(range(1, kept + 1)))
-                for iteration in [kept + 1, *odd]:  # the cut, and any tree kept out of order
-                    problems = tree_problems(connection, label_id, name, iteration - 1, iteration)
+                for checked in [kept + 1, *odd]:  # the cut, and any tree kept out of order
+                    problems = tree_problems(connection, label_id, name, checked - 1, checked)
                     if problems:
                         raise damaged(self.db.path, problems)
                 if not (kept < (iteration or 0) or state == "converged"):

@@ -141,6 +141,7 @@ def test_the_layer_checks_can_fail() -> None:
     assert offenders(("clparse.cli",), ("clparse.api",))  # the command line does call the api
 
 
+@pytest.mark.slow  # a real calibration subprocess, twice (the same exit rule is checked fast for train)
 def test_calibrate_stopped_by_ctrl_c_exits_130_and_resumes(db_copy: Path, tmp_path: Path) -> None:
     """A calibration paused by SIGINT keeps its finished Θ̂ points, says how to resume, exits 128 + 2."""
     import signal

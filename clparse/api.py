@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clparse.errors import ConfigurationError, ParameterError
+from clparse.errors import ClparseError, ConfigurationError, ParameterError
 
 if TYPE_CHECKING:  # the heavy modules load when a function needs them
     from clparse.calibrate.per_label import PerLabelResult
@@ -154,9 +154,26 @@ def prepare(db: PathLike, train: Sequence[PathLike], dev: Sequence[PathLike] = (
                                tagger_iterations=tagger_iterations, order=order)
     progress = progress or PrepareProgress()
     guard_writable(db)
-    with new_or_existing(db, echo=echo, warn=warn):
-        return prepare_run(db, train, dev, settings, progress=progress.sentences, total=progress.start,
-                           jobs=jobs, on_fold=progress.fold)
+    try:
+        with new_or_existing(db, echo=echo, warn=warn):
+            return prepare_run(db, train, dev, settings, progress=progress.sentences, total=progress.start,
+                               jobs=jobs, on_fold=progress.fold)
+    except RecursionError:  # a step past reading and preprocessing (which never recurse) met a deep tree
+        raise _too_deep([*train, *dev]) from None
+
+
+def _too_deep(files: Sequence[PathLike]) -> ClparseError:
+    """One line naming the tree that made a step recurse too deeply (the database was not kept)."""
+    from clparse.errors import TreebankError
+    from clparse.read.ptb import deepest_tree
+
+    deep = deepest_tree(files)
+    if deep is None:
+        return ClparseError("a tree is nested too deeply for prepare")
+    return TreebankError(deep.path, deep.line, deep.column,
+                         f"tree nested {deep.depth} levels deep (the deepest of the input), too deep for "
+                         "prepare's example generator; remove or flatten it (`clparse treebank preprocess` "
+                         "reads it)")
 
 
 @dataclass
@@ -377,26 +394,68 @@ def read_input(files: Sequence[str], input_format: str = "tokens", warn: Echo = 
 
 
 def parse(db: PathLike | Parser, files: Sequence[str] = ("-",), input_format: str = "tokens", *,
-          theta: float | str = "best", warn: Echo = _quiet, tally: ParseTally | None = None,
+          theta: float | str = "best", warn: Echo = _quiet, tally: ParseTally | None = None, jobs: int = 1,
           **search: Any) -> Iterator[ParseResult]:
     """Parse every sentence of ``files`` in order; a flat fallback tree or a greedy completion at the pop
     cap is reported through ``warn`` (and counted in ``tally``). ``search``: beam, max_pops, aggregator,
-    max_words, as :func:`open_parser` takes them; ``db`` may also be a parser already open."""
+    max_words, as :func:`open_parser` takes them; ``db`` may also be a parser already open.
+
+    ``jobs`` > 1 parses in that many processes (:mod:`clparse.parse_jobs`), each rebuilding the parser
+    from its database at the same Θ̂ and search options (a parser given here must have been opened from
+    a database; its stored tagger is used): the results, the warnings and their order are the same as
+    with one process, and a worker that fails or dies raises :class:`~clparse.errors.ClparseError`.
+    """
     from clparse.parser import Parser
 
+    if not isinstance(jobs, int) or jobs < 1:
+        raise ParameterError("jobs", f"must be a whole number ≥ 1, got {jobs!r}")
     parser = db if isinstance(db, Parser) else open_parser(db, theta, **search)
     tags = known_tags(parser.source) if input_format == "tagged" and parser.source is not None else None
     tally = tally if tally is not None else ParseTally()
-    for sentence in read_input(files, input_format, warn, tags):
-        result = parser.parse(sentence)
-        tally.sentences += 1
-        if result.fallback is not None and sentence:  # an empty line was warned about when read
-            tally.fallbacks += 1
-            warn(f"sentence {tally.sentences}: flat tree ({result.fallback})")
-        if result.completion is not None:
-            tally.completions += 1
-            warn(f"sentence {tally.sentences}: {result.completion} (raise max_pops to search further)")
-        yield result
+    if jobs == 1:
+        for sentence in read_input(files, input_format, warn, tags):
+            result = parser.parse(sentence)
+            _account(result, bool(sentence), tally, warn)
+            yield result
+        return
+    yield from _parse_parallel(parser, files, input_format, tags, warn, tally, jobs)
+
+
+def _account(result: ParseResult, nonempty: bool, tally: ParseTally, warn: Echo) -> None:
+    """Count ``result`` in ``tally`` and warn about a flat fallback or a completion at the pop cap."""
+    tally.sentences += 1
+    if result.fallback is not None and nonempty:  # an empty line was warned about when read
+        tally.fallbacks += 1
+        warn(f"sentence {tally.sentences}: flat tree ({result.fallback})")
+    if result.completion is not None:
+        tally.completions += 1
+        warn(f"sentence {tally.sentences}: {result.completion} (raise max_pops to search further)")
+
+
+def _parse_parallel(parser: Parser, files: Sequence[str], input_format: str, tags: set[str] | None,
+                    warn: Echo, tally: ParseTally, jobs: int) -> Iterator[ParseResult]:
+    """:func:`parse` in ``jobs`` processes. The input is read ahead of the parsing, so each warning met
+    while reading a sentence is held and given just before that sentence's own: the order of one
+    process."""
+    from clparse.parse_jobs import parse_parallel
+
+    held: list[str] = []
+
+    def sentences() -> Iterator[tuple[Any, tuple[bool, list[str]]]]:
+        for sentence in read_input(files, input_format, held.append, tags):
+            notes = held.copy()
+            held.clear()
+            yield sentence, (bool(sentence), notes)
+
+    try:
+        for result, (nonempty, notes) in parse_parallel(parser, sentences(), jobs):
+            for note in notes:
+                warn(note)
+            _account(result, nonempty, tally, warn)
+            yield result
+    finally:
+        for note in held:  # met while reading the line that stopped the input (then its error follows)
+            warn(note)
 
 
 def count_input(files: Sequence[str], input_format: str = "tokens") -> int | None:

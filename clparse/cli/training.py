@@ -118,8 +118,6 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], **
     try:
         summary = api.prepare(db, train, dev, progress=progress, echo=click.echo,
                               warn=lambda message: click.echo(message, err=True), **settings)
-    except RecursionError:  # a step past reading and preprocessing (which never recurse) met a deep tree
-        raise _too_deep([*train, *dev]) from None
     finally:
         for bar in bars.values():
             bar.close()
@@ -128,20 +126,6 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], **
         click.echo(f"{'label':<10}{'candidates':>12}{'positive':>10}{'distinct':>10}")
         for label, row in summary.labels.items():
             click.echo(f"{label:<10}{row['candidates']:>12,}{row['positives']:>10,}{row['examples']:>10,}")
-
-
-def _too_deep(files: list[Path]) -> ClparseError:
-    """One line naming the tree that made a step recurse too deeply (the database was not kept)."""
-    from clparse.errors import TreebankError
-    from clparse.read.ptb import deepest_tree
-
-    deep = deepest_tree(files)
-    if deep is None:
-        return ClparseError("a tree is nested too deeply for prepare")
-    return TreebankError(deep.path, deep.line, deep.column,
-                         f"tree nested {deep.depth} levels deep (the deepest of the input), too deep for "
-                         "prepare's example generator; remove or flatten it (`clparse treebank preprocess` "
-                         "reads it)")
 
 
 def _dask_address(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

@@ -23,10 +23,10 @@ from hypothesis import strategies as st
 from clparse.calibrate.run import dev_trees
 from clparse.data import sample_path
 from clparse.examples.data import TrainingData
-from clparse.features.space import FeatureConfig
 from clparse.examples.generate import ExampleGenerator
 from clparse.features.items import ItemTable
 from clparse.features.kernel import head_index
+from clparse.features.space import FeatureConfig
 from clparse.features.state import Item, build, leaf_items
 from clparse.features.symbols import HeadTable, SymbolTable
 from clparse.preprocess import PreprocessConfig, Vocabulary, preprocess_treebank
@@ -40,22 +40,24 @@ from tests.reference_generate import ExampleGenerator as ReferenceGenerator
 from tests.reference_scorer import CandidateScorer as ReferenceScorer
 
 RULE_LABELS = sorted({label for passes in HEAD_RULES.values() for _, labels in passes for label in labels})
-LABEL_POOL = RULE_LABELS + sorted(HEAD_RULES) + ["ROOT", "TOP", "", "NX", "NML", "X", "NP-SBJ", "PP=2", "-LRB-",
-                                                 "-NONE-", "CC", "CONJP", "POS", ",", "XYZ"]
+LABEL_POOL = RULE_LABELS + sorted(HEAD_RULES) + ["ROOT", "TOP", "", "NX", "NML", "X", "NP-SBJ", "PP=2",
+                                                 "-LRB-", "-NONE-", "CC", "CONJP", "POS", ",", "XYZ"]
 
 
 @settings(max_examples=3000, deadline=None)
-@given(parent=st.sampled_from(LABEL_POOL), children=st.lists(st.sampled_from(LABEL_POOL), min_size=1, max_size=7))
+@given(parent=st.sampled_from(LABEL_POOL),
+       children=st.lists(st.sampled_from(LABEL_POOL), min_size=1, max_size=7))
 def test_compiled_head_rules_equal_the_python_rules(parent: str, children: list[str]) -> None:
     symbols = SymbolTable(LABEL_POOL)
     heads = HeadTable(symbols)
     ids = np.array([symbols.get(c) for c in children], dtype=np.int32)
-    assert head_index(symbols.get(parent), ids, len(children), *heads.arrays()) == \
+    assert head_index(symbols.get(parent), ids, len(children), heads.arrays()) == \
         head_child_index(parent, tuple(children))
 
 
 def sample_trees(limit: int | None = None) -> tuple[list, Vocabulary, list[str]]:
-    kept = list(preprocess_treebank(read_trees(sample_path("train")), PreprocessConfig.without((), max_words=15)))
+    kept = list(preprocess_treebank(read_trees(sample_path("train")),
+                                    PreprocessConfig.without((), max_words=15)))
     kept = kept[:limit] if limit else kept
     vocabulary = Vocabulary.build((w for p in kept for w in p.tree.words()), 5)
     labels = sorted({node.label for p in kept for node in p.tree.phrases()})

@@ -18,9 +18,9 @@ import numpy as np
 from numba import types
 from numba.typed import Dict
 
-from clparse.features.space import FeatureConfig, FeatureSpace
 from clparse.features.items import ItemTable, WindowCache
-from clparse.features.kernel import MAX_CONTEXT, row_capacity, state_examples
+from clparse.features.kernel import MAX_CONTEXT, CandidateSpec, ExampleBuffers, row_capacity, state_examples
+from clparse.features.space import FeatureConfig, FeatureSpace
 from clparse.features.state import Item, Oracle, build, leaf_items
 from clparse.features.symbols import CandidateRules, HeadTable, SymbolTable
 from clparse.preprocess.pipeline import ROOT_LABEL
@@ -64,7 +64,8 @@ def obeys_constraints(tree: Tree) -> bool:
 
     return not any(node.label != ROOT_LABEL
                    and (punctuation_leaf(node.children[0]) or punctuation_leaf(node.children[-1]))
-                   and not all(t in PUNCTUATION_TAGS for _, t in node.tagged_words()) for node in tree.phrases())
+                   and not all(t in PUNCTUATION_TAGS for _, t in node.tagged_words())
+                   for node in tree.phrases())
 
 
 def next_inference(oracle: Oracle, order: str, rng: np.random.Generator | None = None) -> int:
@@ -109,7 +110,7 @@ def random_path(tree: Tree, seed: int, sentence: int, order: str = "random") -> 
 
 
 def replay(tagged_words: Sequence[tuple[str, str]], path: Sequence[Inference]) -> Item:
-    """Apply a stored path to the leaves and return the final item (for checking it rebuilds the gold tree)."""
+    """Apply a stored path to the leaves and return the final item (to check it rebuilds the gold tree)."""
     frontier = leaf_items(tagged_words)
     for start, end, label in path:
         first = next(i for i, item in enumerate(frontier) if item.start == start)
@@ -272,6 +273,9 @@ class ExampleGenerator:
         self.report = GenerationReport()
         self.sink: RowSink = sink if sink is not None else RowBuffer()
         self._buffers: dict[str, np.ndarray] = {}
+        self._out: ExampleBuffers | None = None  # the kernel's record of the buffers, rebuilt when one grows
+        self._spec: CandidateSpec | None = None  # the kernel's record of the candidates, rebuilt when
+        self._spec_symbols = 0  # the symbol table (this was its size) or the head table changes
 
     @property
     def rows(self) -> int:
@@ -299,6 +303,7 @@ class ExampleGenerator:
         self.space.fit()
         if self.heads.size < len(self.symbols):
             self.heads = HeadTable(self.symbols)
+            self._spec = None
         cache = WindowCache(self.max_children, MAX_CONTEXT, len(self.labels), np.int64)  # row ids per label
         path = walk_path(oracle, self.seed, sentence, lambda state: self._add_state(state, items, cache),
                          self.rules.order)
@@ -310,7 +315,21 @@ class ExampleGenerator:
         if found is None or len(found) < size:
             found = self._buffers[name] = np.empty(max(size, 2 * len(found) if found is not None else size),
                                                    dtype=dtype)
+            self._out = None
         return found
+
+    def _room(self, row_size: int, candidates: int, rows: int) -> ExampleBuffers:
+        """The kernel's buffers, each grown to what one state can need."""
+        k = self.max_children
+        codes, ids = self._buffer("codes", row_size, np.int64), self._buffer("ids", row_size, np.int32)
+        children = self._buffer("children", k, np.int32)
+        label, row = self._buffer("label", candidates, np.int16), self._buffer("row", candidates, np.int32)
+        y = self._buffer("y", candidates, np.int8)
+        indptr = self._buffer("indptr", rows + 1, np.int64)
+        indices = self._buffer("indices", rows * row_size, np.int32)
+        if self._out is None:
+            self._out = ExampleBuffers(codes, ids, children, label, row, y, indptr, indices)
+        return self._out
 
     def _add_state(self, oracle: Oracle, items: ItemTable, cache: WindowCache) -> None:
         frontier = items.frontier(oracle.frontier)
@@ -328,21 +347,17 @@ class ExampleGenerator:
         rows = spans * min(k, len(self.labels))
         self.space.reserve_ids(rows * row_size)
         cache.room(spans)
-        counter = self.space.counter
-        n_cand, n_new, n_nz = state_examples(
-            frontier, self.space.flags, k, self.label_symbols, self.root, self.rules.refresh(), self.rules.root_unary,
-            self.rules.order_code, correct, items.arrays(),
-            self.heads.arrays(), self.space.v, self.space.counts, self.space.table, self.space.keys, counter, self.examples.row_ids,
-            cache.lookup, cache.windows, cache.values, cache.entries,
-            self._buffer("codes", row_size, np.int64), self._buffer("ids", row_size, np.int32),
-            self._buffer("children", k, np.int32), self._buffer("label", candidates, np.int16),
-            self._buffer("row", candidates, np.int32), self._buffer("y", candidates, np.int8),
-            self._buffer("indptr", rows + 1, np.int64), self._buffer("indices", rows * row_size, np.int32))
+        out = self._room(row_size, candidates, rows)
+        if self._spec is None or self._spec_symbols != len(self.symbols):
+            self._spec = self.rules.spec(self.label_symbols, self.root, k, self.heads.arrays())
+            self._spec_symbols = len(self.symbols)
+        n_cand, n_new, n_nz = state_examples(frontier, correct, items.arrays(), self._spec,
+                                             self.space.arrays(), self.examples.row_ids, cache.lookup,
+                                             cache.arrays(), out)
         self.report.states += 1
-        self.examples.add_state(self._buffers["label"][:n_cand].copy(), self._buffers["row"][:n_cand].copy(),
-                                self._buffers["y"][:n_cand].copy())
+        self.examples.add_state(out.label[:n_cand].copy(), out.row[:n_cand].copy(), out.y[:n_cand].copy())
         if n_new:
-            self.sink(self._buffers["indptr"][:n_new + 1], self._buffers["indices"][:n_nz])
+            self.sink(out.indptr[:n_new + 1], out.indices[:n_nz])
 
     def finish(self) -> None:
         """Fill the report's per-label counts (call once every sentence is in)."""

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from clparse.features.space import FeatureConfig, FeatureSpace, feature_text
 from clparse.features.items import ItemTable
 from clparse.features.kernel import emit_head_dependent, emit_head_free, row_capacity
+from clparse.features.space import FeatureConfig, FeatureSpace, feature_text
 from clparse.features.state import Item
 from clparse.features.symbols import SymbolTable
 
@@ -29,8 +29,7 @@ def candidate_features(frontier: Sequence[Item], first: int, end: int, head: int
     ids = items.frontier(frontier)
     space = FeatureSpace(config or FeatureConfig(), items.symbols)
     codes = np.empty(row_capacity(end - first, items.size), dtype=np.int64)
-    count = emit_head_free(codes, ids, len(ids), first, end, space.flags, items.arrays(), space.counts, space.v)
+    count = emit_head_free(codes, ids, first, end, items.arrays(), space.arrays())
     if head is not None:
-        count = emit_head_dependent(codes, count, ids, first, end, head, space.flags, items.arrays(), space.counts,
-                                    space.v)
+        count = emit_head_dependent(codes, count, ids, first, end, head, items.arrays(), space.arrays())
     return {feature_text(space.key(int(c))) for c in codes[:count]}

@@ -15,6 +15,7 @@ import numpy as np
 from numba import types
 from numba.typed import Dict
 
+from clparse.features.kernel import ItemArrays, WindowArrays
 from clparse.features.state import Item
 from clparse.features.symbols import SymbolTable
 
@@ -40,6 +41,7 @@ class ItemTable:
         # items may be; children past K are never read by a feature of a K-bounded candidate.
         self.kids = np.full((capacity, max(1, max_children)), -1, dtype=np.int32)
         self.size = 0
+        self._arrays: ItemArrays | None = None  # the kernels' record, rebuilt when an array is replaced
         for position, leaf in enumerate(leaves):
             if leaf.start != position or not leaf.is_leaf:
                 raise ValueError("leaves must be given in order, leaf i spanning word i")
@@ -58,6 +60,7 @@ class ItemTable:
         kids = np.full((capacity, self.kids.shape[1]), -1, dtype=np.int32)
         kids[:len(self.kids)] = self.kids
         self.kids = kids
+        self._arrays = None
 
     def register(self, item: Item) -> int:
         """The item's index, registering it (and its children first) if new."""
@@ -77,6 +80,7 @@ class ItemTable:
             wider = np.full((len(self.kids), len(children)), -1, dtype=np.int32)
             wider[:, :self.kids.shape[1]] = self.kids
             self.kids = wider
+            self._arrays = None
         self.kids[i, :len(children)] = children
         self.size += 1
         self.index[item] = i
@@ -91,9 +95,12 @@ class ItemTable:
             out[position] = self.register(item) if found is None else found
         return out
 
-    def arrays(self) -> tuple[np.ndarray, ...]:
-        """What the kernels take, in their argument order: label, tag, word, start, end, nkids, kids, head."""
-        return self.label, self.tag, self.word, self.start, self.end, self.nkids, self.kids, self.head
+    def arrays(self) -> ItemArrays:
+        """The kernels' record of the items (the same object until an array is grown)."""
+        if self._arrays is None:
+            self._arrays = ItemArrays(self.label, self.tag, self.word, self.start, self.end, self.nkids,
+                                      self.kids, self.head)
+        return self._arrays
 
 
 class WindowCache:
@@ -110,6 +117,7 @@ class WindowCache:
         self.entries = np.zeros(1, dtype=np.int64)
         self.windows = np.zeros((0, 3 + max_children + 2 * max_context), dtype=np.int32)
         self.values: np.ndarray = np.zeros((0, labels), dtype=dtype)
+        self._arrays: WindowArrays | None = None
 
     def __len__(self) -> int:
         return int(self.entries[0])
@@ -123,3 +131,10 @@ class WindowCache:
             values = np.zeros((size, self.values.shape[1]), dtype=self.values.dtype)
             values[:len(self.values)] = self.values
             self.windows, self.values = windows, values
+            self._arrays = None
+
+    def arrays(self) -> WindowArrays:
+        """The kernels' record of the cache but ``lookup`` (the same object until :meth:`room` grows it)."""
+        if self._arrays is None:
+            self._arrays = WindowArrays(self.windows, self.values, self.entries)
+        return self._arrays

@@ -14,6 +14,10 @@ Codes are emitted in a fixed order (head-free part, then the head-dependent part
 within each, the order of the tables in docs/examples.md). That order only matters for first-seen id
 assignment; a row is the sorted, de-duplicated set of ids.
 
+The kernels take typed records (:class:`ItemArrays`, :class:`CandidateSpec`, :class:`FeatureTable`,
+:class:`TreeArrays`, ...: NamedTuples of arrays and integers, below) instead of long argument lists;
+the callers build each one once per model, sentence or buffer size.
+
 Every compiled function that another one calls lives in this one file, on purpose: numba's on-disk
 cache of a function is invalidated only when *its own* file changes, so a kernel calling into another
 file would keep running a stale copy of its callee after that file is edited.
@@ -31,28 +35,154 @@ features some tree tests are marked: the rest cannot change a score.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
+from numba.typed import Dict
+
+# ------------------------------------------------------------------ the records the kernels take
+# Typed records of the arrays that travel together (numba compiles a NamedTuple of arrays and integers
+# to a struct, so a field is read as cheaply as a separate argument). The callers build each record
+# once per model, sentence or buffer size and keep it; a kernel call then passes a handful of them.
+# Two costs of numba's dispatcher shape the per-state entry points (score_state, state_examples, one
+# call per parser or training state): it fingerprints a NamedTuple argument by its class and field
+# names as well as its values, 1-3 us per record and call, twice what the same values cost as a plain
+# tuple; and a typed Dict inside a tuple is typed anew on every call (~60 us). So those two are Python
+# functions that hand the records to their compiled bodies as plain tuples (which rebuild the records,
+# free once compiled), and the typed Dicts (window and row lookups) stay separate arguments.
+
+
+class ItemArrays(NamedTuple):
+    """A sentence's items by index (:class:`~clparse.features.items.ItemTable`): what features read.
+
+    Leaves come first, so leaf ``i`` (word ``i``) is item ``i``. Every array is int32.
+    """
+
+    label: np.ndarray  # symbol id of the item's label (a leaf's: its tag)
+    tag: np.ndarray  # symbol id of the headtag
+    word: np.ndarray  # symbol id of the (normalized) headword
+    start: np.ndarray  # first word
+    end: np.ndarray  # one past the last word
+    nkids: np.ndarray  # number of children, 0 for a leaf
+    kids: np.ndarray  # [item, k]: index of the k-th child (-1 past ``nkids``)
+    head: np.ndarray  # position of the head child among the children, -1 for a leaf
+
+
+class HeadRules(NamedTuple):
+    """The Collins head rules over symbol ids (:class:`~clparse.features.symbols.HeadTable`), for
+    :func:`head_index`. Indexed by symbol: ``parent_rule`` .. ``child_coordinator``; the rest are the
+    rules -> passes -> label classes as CSR-like offsets. Every array is int32 but the uint8 flags."""
+
+    parent_rule: np.ndarray  # the rule of a phrase labeled s (WRAPPER_RULE: head is the first child)
+    parent_np: np.ndarray  # uint8: the NP possessive check applies to s
+    child_class: np.ndarray  # index of base_label(s) among the labels the rules mention, or -1
+    child_pos: np.ndarray  # uint8: base label is POS
+    child_coordinator: np.ndarray  # uint8: base label is a coordinator
+    rule_passes: np.ndarray  # rule r's passes are rule_passes[r] .. rule_passes[r + 1] - 1
+    pass_mode: np.ndarray  # per pass: 0 left, 1 right, 2 left-any, 3 right-any
+    label_offsets: np.ndarray  # pass p's label classes are label_classes[label_offsets[p] : [p + 1]]
+    label_classes: np.ndarray
+
+
+class CandidateSpec(NamedTuple):
+    """Which candidates a state has and how each finds its head child
+    (:meth:`~clparse.features.symbols.CandidateRules.spec`)."""
+
+    label_symbols: np.ndarray  # int32: the symbol of each label, in label order
+    root: int  # index of ROOT among the labels, -1 if there is none
+    max_children: int  # K: a candidate spans 1..K frontier items
+    edge_stop: np.ndarray  # uint8 per symbol: a punctuation tag no span may start or end with (constraints)
+    root_unary: int  # 1: ROOT only over a single item (constraints)
+    order: int  # item order: 0 random paths (any span), 1 l2r, 2 r2l (see order_limits)
+    heads: HeadRules
+
+
+class FeatureTable(NamedTuple):
+    """A feature space's code space and id table (:class:`~clparse.features.space.FeatureSpace`)."""
+
+    flags: np.ndarray  # int64: the FeatureConfig as integers, indexed by the F_* constants
+    counts: np.ndarray  # int32: the symbol of each length bucket, by count (0 .. MAX_COUNT)
+    v: int  # size of the code space's symbol table: code = (slot * 3 + property) * v + symbol
+    table: np.ndarray  # int32: code -> feature id, -1 for none
+    keys: np.ndarray  # int64: feature id -> code (prepare assigns ids into it)
+    counter: np.ndarray  # int64: [next feature id, next row id] (prepare updates it)
+
+
+class TreeArrays(NamedTuple):
+    """Every label's trees as one forest (:meth:`clparse.forest.Forest.join`), for scoring."""
+
+    offsets: np.ndarray  # int64: label i's trees are roots[offsets[i] : offsets[i + 1]], in order
+    roots: np.ndarray  # int64: each tree's root node
+    feature: np.ndarray  # int32: the feature a node tests, -1 at a leaf
+    true_child: np.ndarray  # int64
+    false_child: np.ndarray  # int64
+    value: np.ndarray  # float64: a leaf's confidence
+
+
+class WindowArrays(NamedTuple):
+    """A sentence's window cache (:class:`~clparse.features.items.WindowCache`) but its hash lookup."""
+
+    windows: np.ndarray  # int32 [entry, :]: positions missing left and right, item count, the items
+    values: np.ndarray  # [entry, label]: scores (float64) when parsing, row ids (int64) in prepare
+    entries: np.ndarray  # int64 [1]: entries in use (the last row is the scratch entry)
+
+
+class ScoreBuffers(NamedTuple):
+    """What :func:`score_state` works in and writes to (the search's scorer owns and reuses them)."""
+
+    present: np.ndarray  # int32 per feature id: how many marks it has (all 0 between calls)
+    codes: np.ndarray  # int64: a window's feature codes
+    touched: np.ndarray  # int32: the feature ids marked, to unmark them
+    child_symbols: np.ndarray  # int32 [K]: a candidate's children's labels
+    label_heads: np.ndarray  # int64 per label: its head child over the window (-1: not a candidate)
+    first: np.ndarray  # int32 out: each candidate's first frontier position
+    end: np.ndarray  # int32 out: one past its last
+    label: np.ndarray  # int32 out: its label index
+    confidence: np.ndarray  # float64 out: its score
+
+
+class ExampleBuffers(NamedTuple):
+    """What :func:`state_examples` works in and writes to (``prepare``'s generator owns them)."""
+
+    codes: np.ndarray  # int64: a candidate's feature codes
+    ids: np.ndarray  # int32: its sorted feature ids
+    child_symbols: np.ndarray  # int32 [K]: its children's labels
+    label: np.ndarray  # int16 out: each candidate's label index
+    row: np.ndarray  # int32 out: its feature row id
+    y: np.ndarray  # int8 out: +1 correct, -1 not
+    indptr: np.ndarray  # int64 out: the new rows as CSR
+    indices: np.ndarray  # int32 out
+
+
+class RowBuffers(NamedTuple):
+    """What :func:`candidate_rows` works in and writes to."""
+
+    codes: np.ndarray  # int64
+    ids: np.ndarray  # int32
+    child_symbols: np.ndarray  # int32 [K]
+    first: np.ndarray  # int32 out
+    end: np.ndarray  # int32 out
+    label: np.ndarray  # int32 out
+    indptr: np.ndarray  # int64 out: every candidate's row as CSR
+    indices: np.ndarray  # int32 out
 
 
 @njit(cache=True, nogil=True)
-def head_index(parent: int, children: np.ndarray, n: int, parent_rule: np.ndarray, parent_np: np.ndarray,
-               child_class: np.ndarray, child_pos: np.ndarray, child_coordinator: np.ndarray,
-               rule_passes: np.ndarray, pass_mode: np.ndarray, label_offsets: np.ndarray,
-               label_classes: np.ndarray) -> int:
+def head_index(parent: int, children: np.ndarray, n: int, heads: HeadRules) -> int:
     """Head child of a phrase labeled ``parent`` over ``children[:n]`` (symbol ids), with coordination."""
-    rule = parent_rule[parent]
+    rule = heads.parent_rule[parent]
     if rule == -1:
         return 0
     head = -1
-    if parent_np[parent] and child_pos[children[n - 1]]:
+    if heads.parent_np[parent] and heads.child_pos[children[n - 1]]:
         head = n - 1
     else:
         last_mode = 0
-        for p in range(rule_passes[rule], rule_passes[rule + 1]):
-            mode = pass_mode[p]
+        for p in range(heads.rule_passes[rule], heads.rule_passes[rule + 1]):
+            mode = heads.pass_mode[p]
             last_mode = mode
-            lo, hi = label_offsets[p], label_offsets[p + 1]
+            lo, hi = heads.label_offsets[p], heads.label_offsets[p + 1]
             forward = mode == 0 or mode == 2
             if lo == hi:
                 head = 0 if forward else n - 1
@@ -60,9 +190,9 @@ def head_index(parent: int, children: np.ndarray, n: int, parent_rule: np.ndarra
             if mode >= 2:  # any of the labels, scanning from one side
                 for k in range(n):
                     i = k if forward else n - 1 - k
-                    cls = child_class[children[i]]
+                    cls = heads.child_class[children[i]]
                     for q in range(lo, hi):
-                        if label_classes[q] == cls:
+                        if heads.label_classes[q] == cls:
                             head = i
                             break
                     if head >= 0:
@@ -71,7 +201,7 @@ def head_index(parent: int, children: np.ndarray, n: int, parent_rule: np.ndarra
                 for q in range(lo, hi):
                     for k in range(n):
                         i = k if forward else n - 1 - k
-                        if child_class[children[i]] == label_classes[q]:
+                        if heads.child_class[children[i]] == heads.label_classes[q]:
                             head = i
                             break
                     if head >= 0:
@@ -80,7 +210,7 @@ def head_index(parent: int, children: np.ndarray, n: int, parent_rule: np.ndarra
                 break
         if head < 0:
             head = 0 if (last_mode == 0 or last_mode == 2) else n - 1
-    if head >= 2 and child_coordinator[children[head - 1]]:
+    if head >= 2 and heads.child_coordinator[children[head - 1]]:
         head -= 2
     return head
 
@@ -118,7 +248,8 @@ def slot_names() -> list[tuple[str, str]]:
     """(template, item) of every slot, by slot number."""
     from clparse.features.space import GROUPS
 
-    names = [("child", "first"), ("child", "last"), ("child", "head"), ("child", "head-1"), ("child", "head+1")]
+    names = [("child", "first"), ("child", "last"), ("child", "head"), ("child", "head-1"),
+             ("child", "head+1")]
     names += [("context", f"left-{k}") for k in range(1, MAX_CONTEXT + 1)]
     names += [("context", f"right-{k}") for k in range(1, MAX_CONTEXT + 1)]
     names += [("grandchild", f"{a}.{b}") for a in ("first", "last", "head") for b in ("first", "last")]
@@ -143,8 +274,13 @@ def _code(slot: int, prop: int, symbol: int, v: int) -> int:
     return (slot * 3 + prop) * v + symbol
 
 
+# The helpers below run per item, span or label: they take the arrays they read, not whole records
+# (a record argument of a call numba does not inline costs a reference count per array it holds).
+
 @njit(cache=True, nogil=True)
-def _emit_item(out, pos, slot, item, label, tag, word, v):  # type: ignore[no-untyped-def]
+def _emit_item(out: np.ndarray, pos: int, slot: int, item: int, label: np.ndarray, tag: np.ndarray,
+               word: np.ndarray, v: int) -> int:
+    """The label, headtag and headword codes of ``item`` (-1: an absent item, ``<none>``) in ``slot``."""
     if item < 0:
         out[pos] = _code(slot, 0, 0, v)
         out[pos + 1] = _code(slot, 1, 0, v)
@@ -184,14 +320,18 @@ def _emit_grandchildren(out, pos, slot, child, nkids, kids, label, tag, word, v)
 
 
 @njit(cache=True, nogil=True)
-def _head_child(item, nkids, kids, head):  # type: ignore[no-untyped-def]
+def _head_child(item: int, nkids: np.ndarray, kids: np.ndarray, head: np.ndarray) -> int:
     return kids[item, head[item]] if nkids[item] > 0 else -1
 
 
 @njit(cache=True, nogil=True)
-def emit_head_free(out, frontier, n, first, end, flags, items, counts, v):  # type: ignore[no-untyped-def]
-    """Codes of the features that do not depend on the head child; returns how many were written."""
+def emit_head_free(out: np.ndarray, frontier: np.ndarray, first: int, end: int, items: ItemArrays,
+                   space: FeatureTable) -> int:
+    """Codes of the features of the candidate over ``frontier[first:end]`` that do not depend on the head
+    child, into ``out``; returns how many were written."""
     label, tag, word, start, end_, nkids, kids, head = items
+    flags, counts, v = space.flags, space.counts, space.v
+    n = frontier.shape[0]
     pos = 0
     m = end - first
     if flags[F_CHILD]:
@@ -206,15 +346,18 @@ def emit_head_free(out, frontier, n, first, end, flags, items, counts, v):  # ty
         pos = _emit_grandchildren(out, pos, GRAND, frontier[first], nkids, kids, label, tag, word, v)
         pos = _emit_grandchildren(out, pos, GRAND + 2, frontier[end - 1], nkids, kids, label, tag, word, v)
     pos = _emit_group(out, pos, 0, frontier, first, 0, m, -1, flags, label, tag, word, start, end_, v)  # all
-    pos = _emit_group(out, pos, 2, frontier, first, 1, m, -1, flags, label, tag, word, start, end_, v)  # non-leftmost
-    pos = _emit_group(out, pos, 3, frontier, first, 0, m - 1, -1, flags, label, tag, word, start, end_, v)
+    pos = _emit_group(out, pos, 2, frontier, first, 1, m, -1, flags, label, tag, word, start, end_,
+                      v)  # non-leftmost
+    pos = _emit_group(out, pos, 3, frontier, first, 0, m - 1, -1, flags, label, tag, word, start, end_,
+                      v)  # non-rightmost
     if flags[F_CHILD_EXTRA]:
         pos = _emit_item(out, pos, CHILD_SECOND, frontier[first + 1] if m > 1 else -1, label, tag, word, v)
         pos = _emit_item(out, pos, CHILD_SECOND_LAST, frontier[end - 2] if m > 1 else -1, label, tag, word, v)
     if flags[F_HEAD_OF_CHILD]:
-        pos = _emit_item(out, pos, HEAD_OF_FIRST, _head_child(frontier[first], nkids, kids, head), label, tag, word, v)
-        pos = _emit_item(out, pos, HEAD_OF_LAST, _head_child(frontier[end - 1], nkids, kids, head), label, tag, word,
-                         v)
+        pos = _emit_item(out, pos, HEAD_OF_FIRST, _head_child(frontier[first], nkids, kids, head), label,
+                         tag, word, v)
+        pos = _emit_item(out, pos, HEAD_OF_LAST, _head_child(frontier[end - 1], nkids, kids, head), label,
+                         tag, word, v)
     if flags[F_CONTEXT_EXISTS]:
         for k in range(1, flags[F_CONTEXT] + 1):
             if first - k >= 0:
@@ -230,35 +373,42 @@ def emit_head_free(out, frontier, n, first, end, flags, items, counts, v):  # ty
 
 
 @njit(cache=True, nogil=True)
-def emit_head_dependent(out, pos, frontier, first, end, head_child, flags, items, counts, v):  # type: ignore[no-untyped-def]
-    """Append the codes of the features that depend on head child ``head_child``; returns the new end."""
+def emit_head_dependent(out: np.ndarray, pos: int, frontier: np.ndarray, first: int, end: int,
+                        head_child: int, items: ItemArrays, space: FeatureTable) -> int:
+    """Append the codes of the features that depend on head child ``head_child`` (a position among the
+    candidate's children) at ``out[pos:]``; returns the new end."""
     label, tag, word, start, end_, nkids, kids, head = items
+    flags, v = space.flags, space.v
     h = head_child
     m = end - first
     if flags[F_CHILD]:
         pos = _emit_item(out, pos, CHILD_HEAD, frontier[first + h], label, tag, word, v)
-        pos = _emit_item(out, pos, CHILD_HEAD_LEFT, frontier[first + h - 1] if h > 0 else -1, label, tag, word, v)
+        pos = _emit_item(out, pos, CHILD_HEAD_LEFT, frontier[first + h - 1] if h > 0 else -1, label, tag,
+                         word, v)
         pos = _emit_item(out, pos, CHILD_HEAD_RIGHT, frontier[first + h + 1] if h + 1 < m else -1,
                          label, tag, word, v)
     if flags[F_GRANDCHILD]:
         pos = _emit_grandchildren(out, pos, GRAND + 4, frontier[first + h], nkids, kids, label, tag, word, v)
-    pos = _emit_group(out, pos, 1, frontier, first, 0, m, h, flags, label, tag, word, start, end_, v)  # non-head
+    # non-head, left-of-head, right-of-head, head-and-left, head-and-right
+    pos = _emit_group(out, pos, 1, frontier, first, 0, m, h, flags, label, tag, word, start, end_, v)
     pos = _emit_group(out, pos, 4, frontier, first, 0, h, -1, flags, label, tag, word, start, end_, v)
     pos = _emit_group(out, pos, 5, frontier, first, h + 1, m, -1, flags, label, tag, word, start, end_, v)
     pos = _emit_group(out, pos, 6, frontier, first, 0, h + 1, -1, flags, label, tag, word, start, end_, v)
     pos = _emit_group(out, pos, 7, frontier, first, h, m, -1, flags, label, tag, word, start, end_, v)
     if flags[F_CHILD_EXTRA]:
-        pos = _emit_item(out, pos, CHILD_HEAD_LEFT2, frontier[first + h - 2] if h >= 2 else -1, label, tag, word, v)
+        pos = _emit_item(out, pos, CHILD_HEAD_LEFT2, frontier[first + h - 2] if h >= 2 else -1, label, tag,
+                         word, v)
         pos = _emit_item(out, pos, CHILD_HEAD_RIGHT2, frontier[first + h + 2] if h + 2 < m else -1,
                          label, tag, word, v)
     if flags[F_HEAD_OF_CHILD]:
-        pos = _emit_item(out, pos, HEAD_OF_HEAD, _head_child(frontier[first + h], nkids, kids, head), label, tag,
-                         word, v)
+        pos = _emit_item(out, pos, HEAD_OF_HEAD, _head_child(frontier[first + h], nkids, kids, head), label,
+                         tag, word, v)
     return pos
 
 
 @njit(cache=True, nogil=True)
-def blocked_by_chain(frontier_item: int, label_symbol: int, label, nkids, kids) -> bool:  # type: ignore[no-untyped-def]
+def blocked_by_chain(frontier_item: int, label_symbol: int, label: np.ndarray, nkids: np.ndarray,
+                     kids: np.ndarray) -> bool:
     """Is ``label_symbol`` on the item's unary chain (the item itself or a one-child descendant)?"""
     node = frontier_item
     while True:
@@ -270,25 +420,28 @@ def blocked_by_chain(frontier_item: int, label_symbol: int, label, nkids, kids) 
 
 
 @njit(cache=True, nogil=True)
-def span_stopped(frontier, first, end, start, end_, tag, nkids, edge_stop):  # type: ignore[no-untyped-def]
+def span_stopped(frontier: np.ndarray, first: int, end: int, start: np.ndarray, end_: np.ndarray,
+                 tag: np.ndarray, nkids: np.ndarray, edge_stop: np.ndarray) -> bool:
     """Is the span's first or last child a punctuation terminal (and the span not all punctuation)?"""
     left, right = frontier[first], frontier[end - 1]
-    if not ((nkids[left] == 0 and edge_stop[tag[left]] != 0) or (nkids[right] == 0 and edge_stop[tag[right]] != 0)):
+    if not ((nkids[left] == 0 and edge_stop[tag[left]] != 0)
+            or (nkids[right] == 0 and edge_stop[tag[right]] != 0)):
         return False
-    for t in range(start[left], end_[right]):  # a span of punctuation only stays (a sentence may be nothing else)
+    # a span of punctuation only stays (a sentence may be nothing else)
+    for t in range(start[left], end_[right]):
         if edge_stop[tag[t]] == 0:
             return True
     return False
 
 
 @njit(cache=True, nogil=True)
-def root_allowed(first, end, n, root_unary):  # type: ignore[no-untyped-def]
+def root_allowed(first: int, end: int, n: int, root_unary: int) -> bool:
     """ROOT only over the whole frontier (and, with ``root_unary``, only over a single item)."""
     return first == 0 and end == n and (root_unary == 0 or n == 1)
 
 
 @njit(cache=True, nogil=True)
-def order_limits(frontier, nkids, order):  # type: ignore[no-untyped-def]
+def order_limits(frontier: np.ndarray, nkids: np.ndarray, order: int) -> tuple[int, int]:
     """(last legal first child, first legal end) of a state under an item order (paper §3.5).
 
     ``order`` 0 (random paths) allows every span. 2 (right-to-left): with N the leftmost phrase on
@@ -309,17 +462,19 @@ def order_limits(frontier, nkids, order):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def candidate_head(frontier, first, end, label_symbol, child_symbols, label, heads):  # type: ignore[no-untyped-def]
+def candidate_head(frontier: np.ndarray, first: int, end: int, label_symbol: int, child_symbols: np.ndarray,
+                   label: np.ndarray, heads: HeadRules) -> int:
+    """The head child (position among the children) of ``label_symbol`` over ``frontier[first:end]``
+    (``label``: the items' labels); ``child_symbols`` is scratch of at least ``end - first``."""
     m = end - first
     for k in range(m):
         child_symbols[k] = label[frontier[first + k]]
-    return head_index(label_symbol, child_symbols, m, heads[0], heads[1], heads[2], heads[3], heads[4],
-                      heads[5], heads[6], heads[7], heads[8])
+    return head_index(label_symbol, child_symbols, m, heads)
 
 
 @njit(cache=True, nogil=True)
-def sorted_ids(codes, count, table, out):  # type: ignore[no-untyped-def]
-    """The known feature ids of ``codes[:count]``, sorted and de-duplicated into ``out``; returns the length."""
+def sorted_ids(codes: np.ndarray, count: int, table: np.ndarray, out: np.ndarray) -> int:
+    """The known feature ids of ``codes[:count]``, sorted and de-duplicated into ``out``; returns how many."""
     k = 0
     for i in range(count):
         c = codes[i]
@@ -340,8 +495,9 @@ def sorted_ids(codes, count, table, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def assign_ids(codes, lo, hi, table, keys, counter):  # type: ignore[no-untyped-def]
+def assign_ids(codes: np.ndarray, lo: int, hi: int, space: FeatureTable) -> None:
     """Give every code of ``codes[lo:hi]`` not yet in ``table`` the next feature id, in order (prepare)."""
+    table, keys, counter = space.table, space.keys, space.counter
     for i in range(lo, hi):
         c = codes[i]
         if table[c] < 0:
@@ -356,7 +512,7 @@ _M3 = np.uint64(0x165667B19E3779F9)
 
 
 @njit(cache=True, nogil=True)
-def row_hash(ids, count):  # type: ignore[no-untyped-def]
+def row_hash(ids: np.ndarray, count: int) -> tuple[np.uint64, np.uint64]:
     """Two independent 64-bit hashes of a row (128 bits: a collision among 10^8 rows has odds ~10^-22)."""
     a = np.uint64(count) * _M1
     b = np.uint64(count) ^ _M2
@@ -375,7 +531,7 @@ _W2 = np.uint64(0xBF58476D1CE4E5B9)
 
 
 @njit(cache=True, nogil=True)
-def _window_hash(lm, rm, frontier, lo, hi):  # type: ignore[no-untyped-def]
+def _window_hash(lm: int, rm: int, frontier: np.ndarray, lo: int, hi: int) -> np.int64:
     h = (np.uint64(lm) * np.uint64(31) + np.uint64(rm) + np.uint64(1)) * _W1
     for i in range(lo, hi):
         h = (h ^ np.uint64(frontier[i] + 1)) * _W2
@@ -384,14 +540,14 @@ def _window_hash(lm, rm, frontier, lo, hi):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _store_window(win, e, lm, rm, frontier, lo, hi):  # type: ignore[no-untyped-def]
+def _store_window(win: np.ndarray, e: int, lm: int, rm: int, frontier: np.ndarray, lo: int, hi: int) -> None:
     win[e, 0], win[e, 1], win[e, 2] = lm, rm, hi - lo
     for i in range(lo, hi):
         win[e, 3 + i - lo] = frontier[i]
 
 
 @njit(cache=True, nogil=True)
-def _same_window(win, e, lm, rm, frontier, lo, hi):  # type: ignore[no-untyped-def]
+def _same_window(win: np.ndarray, e: int, lm: int, rm: int, frontier: np.ndarray, lo: int, hi: int) -> bool:
     if win[e, 0] != lm or win[e, 1] != rm or win[e, 2] != hi - lo:
         return False
     for i in range(lo, hi):
@@ -400,31 +556,47 @@ def _same_window(win, e, lm, rm, frontier, lo, hi):  # type: ignore[no-untyped-d
     return True
 
 
-@njit(cache=True, nogil=True)
-def state_examples(frontier, flags, max_children, label_symbols, root, edge_stop, root_unary, order, correct, items,  # type: ignore[no-untyped-def]
-                   heads, v, counts, table, keys, counter, rows, cache, win, label_rows, entries, codes, ids,
-                   child_symbols, out_label, out_row, out_y, out_indptr, out_indices):
-    """Every candidate of one state as an example (prepare): label index, row id, y.
+def state_examples(frontier: np.ndarray, correct: np.ndarray, items: ItemArrays, rules: CandidateSpec,
+                   space: FeatureTable, rows: Dict, lookup: Dict, cache: WindowArrays,
+                   out: ExampleBuffers) -> tuple[int, int, int]:
+    """Every candidate of one state as an example (prepare): label index, row id, y into ``out``.
 
     Spans in order (first, end), labels in the given (sorted) order; a span's head-free features
     first, then per head child (in the order the labels first need it) its head-dependent ones:
     the order the first Python extractor met features in, so ids come out the same. A window seen
-    earlier in the sentence (``cache``, as in the parser's scorer) already has its rows per label.
-    New rows (not in ``rows``, keyed by their 128-bit hash) get the next row id and are written to
-    ``out_indptr`` / ``out_indices``. Spans that ``edge_stop`` rules out give no example at all.
+    earlier in the sentence (``lookup`` and ``cache``, as in the parser's scorer) already has its
+    rows per label. New rows (not in ``rows``, keyed by their 128-bit hash) get the next row id and
+    are written to ``out.indptr`` / ``out.indices``. Spans that ``edge_stop`` rules out give no
+    example at all. ``correct`` holds the correct candidates as (first, end, label index) rows.
     Returns (candidates, new rows, new non-zeros).
     """
+    return _state_examples(frontier, correct, tuple(items), rules[:-1], tuple(rules.heads), tuple(space),
+                           rows, lookup, tuple(cache), tuple(out))
+
+
+@njit(cache=True, nogil=True)
+def _state_examples(frontier, correct, items, rules, heads, space, rows, lookup, cache,  # type: ignore[no-untyped-def]
+                    out):
+    """:func:`state_examples` on its records as plain tuples (``rules`` without ``heads``)."""
+    items, space, cache = ItemArrays(*items), FeatureTable(*space), WindowArrays(*cache)
+    rules, out = CandidateSpec(*rules, HeadRules(*heads)), ExampleBuffers(*out)
     label, tag, _, start, end_, nkids, kids, _ = items
+    label_symbols, root, max_children = rules.label_symbols, rules.root, rules.max_children
+    edge_stop = rules.edge_stop
+    win, label_rows, entries = cache.windows, cache.values, cache.entries
+    codes, ids, child_symbols = out.codes, out.ids, out.child_symbols
+    out_label, out_row, out_y, out_indptr, out_indices = out.label, out.row, out.y, out.indptr, out.indices
+    counter = space.counter
     n = frontier.shape[0]
     n_labels = label_symbols.shape[0]
-    context = flags[F_CONTEXT]
+    context = space.flags[F_CONTEXT]
     scratch = label_rows.shape[0] - 1
     head_rows = np.empty(max_children, dtype=np.int64)
     n_cand = 0
     n_new = 0
     n_nz = 0
     out_indptr[0] = 0
-    last_first, first_end = order_limits(frontier, nkids, order)
+    last_first, first_end = order_limits(frontier, nkids, rules.order)
     for first in range(last_first + 1):
         for end in range(max(first + 1, first_end), min(n, first + max_children) + 1):
             if span_stopped(frontier, first, end, start, end_, tag, nkids, edge_stop):
@@ -433,19 +605,19 @@ def state_examples(frontier, flags, max_children, label_symbols, root, edge_stop
             lo, hi = max(0, first - context), min(n, end + context)
             lm, rm = max(0, context - first), max(0, end + context - n)
             key = _window_hash(lm, rm, frontier, lo, hi)
-            e = cache[key] if key in cache else -1  # noqa: SIM401 (typed Dict.get gives an Optional)
+            e = lookup[key] if key in lookup else -1  # noqa: SIM401 (typed Dict.get gives an Optional)
             if e >= 0 and not _same_window(win, e, lm, rm, frontier, lo, hi):
                 e = scratch  # a hash collision: work without the cache
                 label_rows[e, :] = -1
             elif e < 0:
                 e = entries[0]
                 entries[0] += 1
-                cache[key] = e
+                lookup[key] = e
                 _store_window(win, e, lm, rm, frontier, lo, hi)
                 label_rows[e, :] = -1
             base = -1
             head_rows[:m] = -1
-            root_here = root_allowed(first, end, n, root_unary)
+            root_here = root_allowed(first, end, n, rules.root_unary)
             for li in range(n_labels):
                 symbol = label_symbols[li]
                 if li == root and not root_here:
@@ -455,15 +627,14 @@ def state_examples(frontier, flags, max_children, label_symbols, root, edge_stop
                 row = label_rows[e, li]
                 if row < 0:
                     if base < 0:
-                        base = emit_head_free(codes, frontier, n, first, end, flags, items, counts, v)
-                        assign_ids(codes, 0, base, table, keys, counter)
-                    head = candidate_head(frontier, first, end, symbol, child_symbols, label, heads)
+                        base = emit_head_free(codes, frontier, first, end, items, space)
+                        assign_ids(codes, 0, base, space)
+                    head = candidate_head(frontier, first, end, symbol, child_symbols, label, rules.heads)
                     row = head_rows[head]
                     if row < 0:
-                        stop = emit_head_dependent(codes, base, frontier, first, end, head, flags, items, counts,
-                                                   v)
-                        assign_ids(codes, base, stop, table, keys, counter)
-                        k = sorted_ids(codes, stop, table, ids)
+                        stop = emit_head_dependent(codes, base, frontier, first, end, head, items, space)
+                        assign_ids(codes, base, stop, space)
+                        k = sorted_ids(codes, stop, space.table, ids)
                         hashed = row_hash(ids, k)
                         row = rows[hashed] if hashed in rows else -1  # noqa: SIM401
                         if row < 0:
@@ -491,10 +662,12 @@ def state_examples(frontier, flags, max_children, label_symbols, root, edge_stop
 # ------------------------------------------------------------------ the parser's side: scoring
 
 @njit(cache=True, nogil=True)
-def _walk(label, present, tree_offsets, roots, feature, true_child, false_child, value):  # type: ignore[no-untyped-def]
+def _walk(label: int, present: np.ndarray, trees: TreeArrays) -> float:
     """Q(I) = Σ_t q^t(I) over the label's trees, in order."""
+    roots, feature, true_child, false_child, value = (trees.roots, trees.feature, trees.true_child,
+                                                      trees.false_child, trees.value)
     total = 0.0
-    for t in range(tree_offsets[label], tree_offsets[label + 1]):
+    for t in range(trees.offsets[label], trees.offsets[label + 1]):
         node = roots[t]
         while feature[node] >= 0:
             node = true_child[node] if present[feature[node]] > 0 else false_child[node]
@@ -503,7 +676,8 @@ def _walk(label, present, tree_offsets, roots, feature, true_child, false_child,
 
 
 @njit(cache=True, nogil=True)
-def _mark(codes, lo, hi, table, present, touched, count, delta):  # type: ignore[no-untyped-def]
+def _mark(codes: np.ndarray, lo: int, hi: int, table: np.ndarray, present: np.ndarray, touched: np.ndarray,
+          count: int, delta: int) -> int:
     for i in range(lo, hi):
         c = codes[i]
         if c >= 0:
@@ -517,10 +691,13 @@ def _mark(codes, lo, hi, table, present, touched, count, delta):  # type: ignore
 
 
 @njit(cache=True, nogil=True)
-def _score_window(e, frontier, n, first, end, flags, label_symbols, items, heads, v, counts, table,  # type: ignore[no-untyped-def]
-                  present, forest, scores, codes, touched, child_symbols, label_heads):
-    label, nkids, kids = items[0], items[5], items[6]
-    tree_offsets, roots, feature, true_child, false_child, value = forest
+def _score_window(e: int, frontier: np.ndarray, first: int, end: int, items: ItemArrays, rules: CandidateSpec,
+                  space: FeatureTable, trees: TreeArrays, scores: np.ndarray, buffers: ScoreBuffers) -> None:
+    """Every label's score over the window of ``frontier[first:end]`` into ``scores[e]``."""
+    present, codes, touched = buffers.present, buffers.codes, buffers.touched
+    label_heads, child_symbols = buffers.label_heads, buffers.child_symbols
+    label, nkids, kids = items.label, items.nkids, items.kids
+    label_symbols, heads, table = rules.label_symbols, rules.heads, space.table
     m = end - first
     n_labels = label_symbols.shape[0]
     for li in range(n_labels):
@@ -530,7 +707,7 @@ def _score_window(e, frontier, n, first, end, flags, label_symbols, items, heads
             scores[e, li] = 0.0
         else:
             label_heads[li] = candidate_head(frontier, first, end, symbol, child_symbols, label, heads)
-    base = emit_head_free(codes, frontier, n, first, end, flags, items, counts, v)
+    base = emit_head_free(codes, frontier, first, end, items, space)
     marked = _mark(codes, 0, base, table, present, touched, 0, 1)
     for head in range(m):
         needed = False
@@ -540,12 +717,12 @@ def _score_window(e, frontier, n, first, end, flags, label_symbols, items, heads
                 break
         if not needed:
             continue
-        stop = emit_head_dependent(codes, base, frontier, first, end, head, flags, items, counts, v)
+        stop = emit_head_dependent(codes, base, frontier, first, end, head, items, space)
         before = marked
         marked = _mark(codes, base, stop, table, present, touched, marked, 1)
         for li in range(n_labels):
             if label_heads[li] == head:
-                scores[e, li] = _walk(li, present, tree_offsets, roots, feature, true_child, false_child, value)
+                scores[e, li] = _walk(li, present, trees)
         for i in range(before, marked):
             present[touched[i]] -= 1
         marked = before
@@ -553,26 +730,35 @@ def _score_window(e, frontier, n, first, end, flags, label_symbols, items, heads
         present[touched[i]] -= 1
 
 
-@njit(cache=True, nogil=True)
-def score_state(frontier, flags, context, max_children, label_symbols, root, edge_stop, root_unary, order, items,  # type: ignore[no-untyped-def]
-                heads, v, counts, table, present, forest, cache, win, scores, entries, codes, touched,
-                child_symbols, label_heads, out_first, out_end, out_label, out_conf):
-    """Every candidate of the state with its confidence, in candidate order (first, end, label).
+def score_state(frontier: np.ndarray, items: ItemArrays, rules: CandidateSpec, space: FeatureTable,
+                trees: TreeArrays, lookup: Dict, cache: WindowArrays, out: ScoreBuffers) -> int:
+    """Every candidate of the state with its confidence, in candidate order (first, end, label), into
+    ``out.first`` .. ``out.confidence``.
 
-    ``entries[0]`` is the number of cached windows; the caller leaves room for one new entry per
-    span plus a scratch row (the last) used on a hash collision. Returns the number of candidates.
+    ``cache.entries[0]`` is the number of cached windows (``lookup``: window hash -> entry); the
+    caller leaves room for one new entry per span plus a scratch row (the last) used on a hash
+    collision. Returns the number of candidates.
     """
-    label = items[0]
-    tag = items[1]
-    start = items[3]
-    end_ = items[4]
-    nkids = items[5]
-    kids = items[6]
+    return _score_state(frontier, tuple(items), rules[:-1], tuple(rules.heads), tuple(space), tuple(trees),
+                        lookup, tuple(cache), tuple(out))
+
+
+@njit(cache=True, nogil=True)
+def _score_state(frontier, items, rules, heads, space, trees, lookup, cache, out):  # type: ignore[no-untyped-def]
+    """:func:`score_state` on its records as plain tuples (``rules`` without ``heads``)."""
+    items, space, trees = ItemArrays(*items), FeatureTable(*space), TreeArrays(*trees)
+    rules, cache, out = CandidateSpec(*rules, HeadRules(*heads)), WindowArrays(*cache), ScoreBuffers(*out)
+    label, tag, _, start, end_, nkids, kids, _ = items
+    label_symbols, root, max_children = rules.label_symbols, rules.root, rules.max_children
+    edge_stop = rules.edge_stop
+    win, scores, entries = cache.windows, cache.values, cache.entries
+    out_first, out_end, out_label, out_conf = out.first, out.end, out.label, out.confidence
+    context = space.flags[F_CONTEXT]
     n = frontier.shape[0]
     n_labels = label_symbols.shape[0]
     scratch = scores.shape[0] - 1
     count = 0
-    last_first, first_end = order_limits(frontier, nkids, order)
+    last_first, first_end = order_limits(frontier, nkids, rules.order)
     for first in range(last_first + 1):
         for end in range(max(first + 1, first_end), min(n, first + max_children) + 1):
             if span_stopped(frontier, first, end, start, end_, tag, nkids, edge_stop):
@@ -580,23 +766,22 @@ def score_state(frontier, flags, context, max_children, label_symbols, root, edg
             lo, hi = max(0, first - context), min(n, end + context)
             lm, rm = max(0, context - first), max(0, end + context - n)
             key = _window_hash(lm, rm, frontier, lo, hi)
-            e = cache[key] if key in cache else -1  # noqa: SIM401 (typed Dict.get gives an Optional)
+            e = lookup[key] if key in lookup else -1  # noqa: SIM401 (typed Dict.get gives an Optional)
             if e >= 0 and not _same_window(win, e, lm, rm, frontier, lo, hi):
                 e = scratch  # a collision: score without caching
-                _score_window(e, frontier, n, first, end, flags, label_symbols, items, heads, v, counts, table,
-                              present, forest, scores, codes, touched, child_symbols, label_heads)
+                _score_window(e, frontier, first, end, items, rules, space, trees, scores, out)
             elif e < 0:
                 e = entries[0]
                 entries[0] += 1
-                cache[key] = e
+                lookup[key] = e
                 _store_window(win, e, lm, rm, frontier, lo, hi)
-                _score_window(e, frontier, n, first, end, flags, label_symbols, items, heads, v, counts, table,
-                              present, forest, scores, codes, touched, child_symbols, label_heads)
-            root_here = root_allowed(first, end, n, root_unary)
+                _score_window(e, frontier, first, end, items, rules, space, trees, scores, out)
+            root_here = root_allowed(first, end, n, rules.root_unary)
             for li in range(n_labels):
                 if li == root and not root_here:
                     continue
-                if end - first == 1 and blocked_by_chain(frontier[first], label_symbols[li], label, nkids, kids):
+                if end - first == 1 and blocked_by_chain(frontier[first], label_symbols[li], label, nkids,
+                                                         kids):
                     continue
                 out_first[count] = first
                 out_end[count] = end
@@ -607,32 +792,36 @@ def score_state(frontier, flags, context, max_children, label_symbols, root, edg
 
 
 @njit(cache=True, nogil=True)
-def candidate_rows(frontier, flags, max_children, label_symbols, root, edge_stop, root_unary, order, items, heads, v,  # type: ignore[no-untyped-def]
-                   counts, table, codes, ids, child_symbols, out_first, out_end, out_label, out_indptr,
-                   out_indices):
-    """Every candidate's feature row (sorted known ids), in candidate order: for the parity tests."""
+def candidate_rows(frontier: np.ndarray, items: ItemArrays, rules: CandidateSpec, space: FeatureTable,
+                   out: RowBuffers) -> int:
+    """Every candidate's feature row (sorted known ids), in candidate order, into ``out``: for the parity
+    tests. Returns the number of candidates."""
     label, tag, _, start, end_, nkids, kids, _ = items
+    label_symbols, root = rules.label_symbols, rules.root
+    codes, ids, child_symbols = out.codes, out.ids, out.child_symbols
+    out_indptr, out_indices = out.indptr, out.indices
     n = frontier.shape[0]
     count = 0
     nz = 0
     out_indptr[0] = 0
-    last_first, first_end = order_limits(frontier, nkids, order)
+    last_first, first_end = order_limits(frontier, nkids, rules.order)
     for first in range(last_first + 1):
-        for end in range(max(first + 1, first_end), min(n, first + max_children) + 1):
-            if span_stopped(frontier, first, end, start, end_, tag, nkids, edge_stop):
+        for end in range(max(first + 1, first_end), min(n, first + rules.max_children) + 1):
+            if span_stopped(frontier, first, end, start, end_, tag, nkids, rules.edge_stop):
                 continue
-            base = emit_head_free(codes, frontier, n, first, end, flags, items, counts, v)
+            base = emit_head_free(codes, frontier, first, end, items, space)
             for li in range(label_symbols.shape[0]):
-                if li == root and not root_allowed(first, end, n, root_unary):
+                if li == root and not root_allowed(first, end, n, rules.root_unary):
                     continue
-                if end - first == 1 and blocked_by_chain(frontier[first], label_symbols[li], label, nkids, kids):
+                symbol = label_symbols[li]
+                if end - first == 1 and blocked_by_chain(frontier[first], symbol, label, nkids, kids):
                     continue
-                head = candidate_head(frontier, first, end, label_symbols[li], child_symbols, label, heads)
-                stop = emit_head_dependent(codes, base, frontier, first, end, head, flags, items, counts, v)
-                k = sorted_ids(codes, stop, table, ids)
+                head = candidate_head(frontier, first, end, symbol, child_symbols, label, rules.heads)
+                stop = emit_head_dependent(codes, base, frontier, first, end, head, items, space)
+                k = sorted_ids(codes, stop, space.table, ids)
                 out_indices[nz:nz + k] = ids[:k]
                 nz += k
-                out_first[count], out_end[count], out_label[count] = first, end, li
+                out.first[count], out.end[count], out.label[count] = first, end, li
                 count += 1
                 out_indptr[count] = nz
     return count

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from clparse.errors import ConfigurationError
-from clparse.features.kernel import MAX_COUNT, N_SLOTS, count_bucket, slot_names
+from clparse.features.kernel import MAX_COUNT, N_SLOTS, FeatureTable, count_bucket, slot_names
 from clparse.features.symbols import SymbolTable
 
 NONE = "<none>"
@@ -115,12 +115,13 @@ class FeatureSpace:
                                config.context_exists, config.length], dtype=np.int64)
         self.slots = slot_names()
         # Symbols of the length buckets, index = count (registered before the code space is sized).
-        self.counts = np.array([symbols.add(count_bucket(k)) if config.length else 0 for k in range(MAX_COUNT + 1)],
-                               dtype=np.int32)
+        self.counts = np.array([symbols.add(count_bucket(k)) if config.length else 0
+                                for k in range(MAX_COUNT + 1)], dtype=np.int32)
         self.v = max(self.v, len(symbols))
         self.table = np.full(N_SLOTS * 3 * self.v, -1, dtype=np.int32)
         self.keys = np.zeros(1024, dtype=np.int64)
         self.counter = np.zeros(2, dtype=np.int64)  # [next feature id, next row id] (kernels update it)
+        self._arrays: FeatureTable | None = None
 
     def __len__(self) -> int:
         """Number of feature ids assigned."""
@@ -136,6 +137,7 @@ class FeatureSpace:
         self.keys[:len(self)] = slot_prop * self.v + symbol
         self.table = np.full(N_SLOTS * 3 * self.v, -1, dtype=np.int32)
         self.table[self.keys[:len(self)]] = np.arange(len(self), dtype=np.int32)
+        self._arrays = None
 
     def reserve_ids(self, more: int) -> None:
         """Room in ``keys`` for ``more`` new ids (a kernel call can add at most that many)."""
@@ -144,6 +146,14 @@ class FeatureSpace:
             keys = np.zeros(max(need, 2 * len(self.keys)), dtype=np.int64)
             keys[:len(self)] = self.keys[:len(self)]
             self.keys = keys
+            self._arrays = None
+
+    def arrays(self) -> FeatureTable:
+        """The kernels' record of the code space and ids (the same object until :meth:`fit` or
+        :meth:`reserve_ids` replaces an array)."""
+        if self._arrays is None:
+            self._arrays = FeatureTable(self.flags, self.counts, self.v, self.table, self.keys, self.counter)
+        return self._arrays
 
     def key(self, code: int) -> FeatureKey:
         slot_prop, symbol = divmod(int(code), self.v)

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from clparse.features.kernel import CandidateSpec, HeadRules
 from clparse.preprocess.heads import (
     BORROWED_RULES,
     COORDINATORS,
@@ -67,7 +68,8 @@ class HeadTable:
     """
 
     def __init__(self, symbols: SymbolTable) -> None:
-        mentioned = sorted({label for passes in HEAD_RULES.values() for _, labels in passes for label in labels})
+        mentioned = sorted({label for passes in HEAD_RULES.values()
+                            for _, labels in passes for label in labels})
         class_of = {label: i for i, label in enumerate(mentioned)}
         rule_names = sorted(HEAD_RULES) + ["<default>"]
         rule_id = {name: i for i, name in enumerate(rule_names)}
@@ -103,11 +105,13 @@ class HeadTable:
         self.pass_mode = np.array(pass_mode, dtype=np.int32)
         self.label_offsets = np.array(label_offsets, dtype=np.int32)
         self.label_classes = np.array(label_classes, dtype=np.int32)
+        self._arrays = HeadRules(self.parent_rule, self.parent_np, self.child_class, self.child_pos,
+                                 self.child_coordinator, self.rule_passes, self.pass_mode, self.label_offsets,
+                                 self.label_classes)
 
-    def arrays(self) -> tuple[np.ndarray, ...]:
-        """The arrays :func:`~clparse.features.kernel.head_index` takes, in its argument order."""
-        return (self.parent_rule, self.parent_np, self.child_class, self.child_pos, self.child_coordinator,
-                self.rule_passes, self.pass_mode, self.label_offsets, self.label_classes)
+    def arrays(self) -> HeadRules:
+        """The record :func:`~clparse.features.kernel.head_index` takes (one object per table)."""
+        return self._arrays
 
 
 ITEM_ORDERS = ("random", "l2r", "r2l")  # paper §3.5: random paths, or a strict left-/right-to-left item order
@@ -118,7 +122,8 @@ class CandidateRules:
 
     With ``constraints`` on, a candidate's first or last child may not be a punctuation terminal unless
     the span is all punctuation (after Table 3's punctuation raising no other gold phrase has one), and
-    ROOT may only be built over a single item (the gold ROOT is always unary). Off, every span and ROOT over the whole frontier are candidates, as in the paper.
+    ROOT may only be built over a single item (the gold ROOT is always unary). Off, every span and ROOT
+    over the whole frontier are candidates, as in the paper.
 
     ``order`` (paper §3.5): under ``l2r`` or ``r2l`` only spans the deterministic order allows are
     candidates (:func:`~clparse.features.kernel.order_limits`), in ``prepare`` and in the search alike.
@@ -133,11 +138,26 @@ class CandidateRules:
         self.order = order
         self.order_code = ITEM_ORDERS.index(order)  # the kernels' ``order``: 0 any span, 1 l2r, 2 r2l
         self.edge_stop = np.zeros(0, dtype=np.uint8)
+        self._spec: CandidateSpec | None = None
         self.refresh()
 
     def refresh(self) -> np.ndarray:
         """The per-symbol edge array, rebuilt if the symbol table has grown."""
         if len(self.edge_stop) < len(self.symbols):
-            self.edge_stop = np.array([self.constraints and text in PUNCTUATION_TAGS for text in self.symbols.strings],
-                                      dtype=np.uint8)
+            self.edge_stop = np.array([self.constraints and text in PUNCTUATION_TAGS
+                                       for text in self.symbols.strings], dtype=np.uint8)
         return self.edge_stop
+
+    def spec(self, label_symbols: np.ndarray, root: int, max_children: int,
+             heads: HeadRules) -> CandidateSpec:
+        """The kernels' record of the candidates: over ``label_symbols`` (ROOT the ``root``-th, -1 for none),
+        1..``max_children`` items, heads from ``heads``. The same object while its parts stay the same
+        (:meth:`refresh` replaces ``edge_stop`` when the symbol table grows)."""
+        edge_stop = self.refresh()
+        found = self._spec
+        if (found is None or found.edge_stop is not edge_stop or found.heads is not heads
+                or found.label_symbols is not label_symbols or found.root != root
+                or found.max_children != max_children):
+            found = self._spec = CandidateSpec(label_symbols, root, max_children, edge_stop, self.root_unary,
+                                               self.order_code, heads)
+        return found

@@ -13,9 +13,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from clparse.features.space import FeatureSpace
 from clparse.features.items import ItemTable, WindowCache
-from clparse.features.kernel import MAX_CONTEXT, candidate_rows, row_capacity, score_state
+from clparse.features.kernel import (
+    MAX_CONTEXT,
+    CandidateSpec,
+    RowBuffers,
+    ScoreBuffers,
+    TreeArrays,
+    candidate_rows,
+    row_capacity,
+    score_state,
+)
+from clparse.features.space import FeatureSpace
 from clparse.features.state import Item
 from clparse.features.symbols import CandidateRules, HeadTable, SymbolTable
 from clparse.forest import Forest
@@ -57,12 +66,20 @@ class CompiledModel:
         self.rules = CandidateRules(self.symbols, model.constraints, model.order)
         self.presence_size = max(len(self.space), 1)
         joined, offsets = Forest.join([e.forest for e in ensembles])
-        self.forest = (offsets, joined.roots, joined.feature, joined.true_child, joined.false_child, joined.value)
+        self.trees = TreeArrays(offsets, joined.roots, joined.feature, joined.true_child, joined.false_child,
+                                joined.value)
+        self._spec: CandidateSpec | None = None
+        self._spec_symbols = 0  # the symbol table's size when _spec was built
 
-    def head_arrays(self) -> tuple[np.ndarray, ...]:
-        if self.heads.size < len(self.symbols):  # a tag or word no training tree had
-            self.heads = HeadTable(self.symbols)
-        return self.heads.arrays()
+    def spec(self) -> CandidateSpec:
+        """The kernels' record of the candidates (rebuilt when parsing has grown the symbol table)."""
+        if self._spec is None or self._spec_symbols != len(self.symbols):
+            if self.heads.size < len(self.symbols):  # a tag or word no training tree had
+                self.heads = HeadTable(self.symbols)
+            self._spec = self.rules.spec(self.label_symbols, self.root, self.model.max_children,
+                                         self.heads.arrays())
+            self._spec_symbols = len(self.symbols)
+        return self._spec
 
 
 class CandidateScorer:
@@ -77,6 +94,7 @@ class CandidateScorer:
         self.cache = WindowCache(self.max_children, MAX_CONTEXT, len(self.labels), np.float64)  # scores
         self.present = np.zeros(self.compiled.presence_size, dtype=np.int32)
         self._out: dict[str, np.ndarray] = {}
+        self._buffers: ScoreBuffers | None = None  # the kernel's record of present and _out
         self.scored = 0  # windows scored (cache misses), for reports
 
     def _items(self, frontier: Sequence[Item]) -> ItemTable:
@@ -84,7 +102,7 @@ class CandidateScorer:
             self.items = ItemTable(list(frontier), self.compiled.symbols, self.max_children)
         return self.items
 
-    def _room(self, spans: int, candidates: int, codes: int) -> None:
+    def _room(self, spans: int, candidates: int, codes: int) -> ScoreBuffers:
         self.cache.room(spans)
         for name, size, dtype in (("first", candidates, np.int32), ("end", candidates, np.int32),
                                   ("label", candidates, np.int32), ("conf", candidates, np.float64),
@@ -93,7 +111,15 @@ class CandidateScorer:
                                   ("label_heads", len(self.labels), np.int64)):
             found = self._out.get(name)
             if found is None or len(found) < size:
-                self._out[name] = np.empty(max(size, 2 * len(found) if found is not None else size), dtype=dtype)
+                self._out[name] = np.empty(max(size, 2 * len(found) if found is not None else size),
+                                           dtype=dtype)
+                self._buffers = None
+        if self._buffers is None:
+            out = self._out
+            self._buffers = ScoreBuffers(self.present, out["codes"], out["touched"], out["children"],
+                                         out["label_heads"], out["first"], out["end"], out["label"],
+                                         out["conf"])
+        return self._buffers
 
     def candidates(self, frontier: Sequence[Item]) -> CandidateArrays:
         """Every candidate of the state with its confidence, in the fixed order (first, end, label).
@@ -104,17 +130,13 @@ class CandidateScorer:
         ids = items.frontier(frontier)
         n, k = len(ids), self.max_children
         spans = span_count(n, k)
-        self._room(spans, spans * len(self.labels), row_capacity(k, items.size))
-        out, cache, c = self._out, self.cache, self.compiled
+        out = self._room(spans, spans * len(self.labels), row_capacity(k, items.size))
+        cache, c = self.cache, self.compiled
         before = len(cache)
-        count = score_state(ids, c.space.flags, self.context, k, c.label_symbols, c.root, c.rules.refresh(),
-                            c.rules.root_unary, c.rules.order_code, items.arrays(), c.head_arrays(), c.space.v, c.space.counts,
-                            c.space.table, self.present, c.forest, cache.lookup,
-                            cache.windows, cache.values, cache.entries, out["codes"], out["touched"],
-                            out["children"], out["label_heads"], out["first"], out["end"], out["label"],
-                            out["conf"])
+        count = score_state(ids, items.arrays(), c.spec(), c.space.arrays(), c.trees, cache.lookup,
+                            cache.arrays(), out)
         self.scored += len(cache) - before
-        return CandidateArrays(out["first"][:count], out["end"][:count], out["label"][:count], out["conf"][:count],
+        return CandidateArrays(out.first[:count], out.end[:count], out.label[:count], out.confidence[:count],
                                self.labels)
 
 
@@ -132,7 +154,8 @@ def compiled(model: ParserModel) -> CompiledModel:
     return found
 
 
-def state_rows(model: CompiledModel, items: ItemTable, frontier: np.ndarray) -> list[tuple[int, int, str, np.ndarray]]:
+def state_rows(model: CompiledModel, items: ItemTable,
+               frontier: np.ndarray) -> list[tuple[int, int, str, np.ndarray]]:
     """The feature row (sorted ids) of every candidate of a state, as the search's kernels compute it.
 
     For the parity test against the rows ``prepare`` stored; ``model`` must be built with
@@ -141,14 +164,12 @@ def state_rows(model: CompiledModel, items: ItemTable, frontier: np.ndarray) -> 
     n, k = len(frontier), model.model.max_children
     spans = span_count(n, k)
     size = row_capacity(k, items.size)
-    out_first = np.empty(spans * len(model.labels), dtype=np.int32)
-    out_end, out_label = np.empty_like(out_first), np.empty_like(out_first)
-    out_indptr = np.zeros(len(out_first) + 1, dtype=np.int64)
-    out_indices = np.empty(len(out_first) * size, dtype=np.int32)
-    count = candidate_rows(frontier, model.space.flags, k, model.label_symbols, model.root, model.rules.refresh(),
-                           model.rules.root_unary, model.rules.order_code, items.arrays(), model.head_arrays(), model.space.v,
-                           model.space.counts, model.space.table, np.empty(size, dtype=np.int64),
-                           np.empty(size, dtype=np.int32), np.empty(k, dtype=np.int32), out_first, out_end,
-                           out_label, out_indptr, out_indices)
-    return [(int(out_first[i]), int(out_end[i]), model.labels[out_label[i]],
-             out_indices[out_indptr[i]:out_indptr[i + 1]].copy()) for i in range(count)]
+    candidates = spans * len(model.labels)
+    out = RowBuffers(np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int32),
+                     np.empty(k, dtype=np.int32), np.empty(candidates, dtype=np.int32),
+                     np.empty(candidates, dtype=np.int32),
+                     np.empty(candidates, dtype=np.int32), np.zeros(candidates + 1, dtype=np.int64),
+                     np.empty(candidates * size, dtype=np.int32))
+    count = candidate_rows(frontier, items.arrays(), model.spec(), model.space.arrays(), out)
+    return [(int(out.first[i]), int(out.end[i]), model.labels[out.label[i]],
+             out.indices[out.indptr[i]:out.indptr[i + 1]].copy()) for i in range(count)]

@@ -220,7 +220,10 @@ CHILD_FIRST, CHILD_LAST, CHILD_HEAD, CHILD_HEAD_LEFT, CHILD_HEAD_RIGHT = 0, 1, 2
 CONTEXT_LEFT = 5  # left-1 .. left-5 are 5..9
 CONTEXT_RIGHT = 10  # right-1 .. right-5 are 10..14
 GRAND = 15  # first.first, first.last, last.first, last.last, head.first, head.last: 15..20
-EXISTS = 21  # + group index (features.GROUPS order): 21..28
+#: The item groups of Table 2 that exists-tests range over, in slot order (the kernel's codes depend on it).
+GROUPS = ("all", "non-head", "non-leftmost", "non-rightmost", "left-of-head", "right-of-head",
+          "head-and-left", "head-and-right")
+EXISTS = 21  # + group index (GROUPS order): 21..28
 EXISTS_TERMINAL = 29  # 29..36
 # Richer templates (issue #11, each switchable): appended, so the slots above keep their codes.
 CHILD_SECOND, CHILD_SECOND_LAST, CHILD_HEAD_LEFT2, CHILD_HEAD_RIGHT2 = 37, 38, 39, 40
@@ -246,7 +249,6 @@ def count_bucket(count: int) -> str:
 
 def slot_names() -> list[tuple[str, str]]:
     """(template, item) of every slot, by slot number."""
-    from clparse.features.space import GROUPS
 
     names = [("child", "first"), ("child", "last"), ("child", "head"), ("child", "head-1"),
              ("child", "head+1")]

@@ -36,8 +36,6 @@ from clparse.features.symbols import SymbolTable
 NONE = "<none>"
 PROPERTIES = ("label", "headtag", "headword")
 TERMINAL_PROPERTIES = ("headtag", "headword")  # a terminal's label is its tag
-GROUPS = ("all", "non-head", "non-leftmost", "non-rightmost", "left-of-head", "right-of-head",
-          "head-and-left", "head-and-right")
 HEAD_FREE_GROUPS = ("all", "non-leftmost", "non-rightmost")
 
 

@@ -54,7 +54,8 @@ class Item:
             node = node.children[0] if len(node.children) == 1 else None
 
 
-def leaf_items(tagged_words: Sequence[tuple[str, str]], normalize: Callable[[str], str] = str.lower) -> list[Item]:
+def leaf_items(tagged_words: Sequence[tuple[str, str]],
+               normalize: Callable[[str], str] = str.lower) -> list[Item]:
     """The initial frontier: label = tag, headword = normalized word, headtag = tag."""
     return [Item(tag, i, i + 1, normalize(word), tag) for i, (word, tag) in enumerate(tagged_words)]
 

@@ -27,8 +27,11 @@ from clparse.cli.options import DB_OPTION, TREEBANK, ManyValues, Theta, search_o
               help="Longer sentences get a flat tree and a warning.")
 @click.option("-o", "--output", type=click.File("w", encoding="utf-8", lazy=True), default="-",
               help="Where to write the trees (default: stdout).")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Parse in N processes on this machine (each loads the model); the output's order and "
+                   "bytes, and the warnings, are the same as with --jobs 1.")
 def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_format: str, output: Any,
-                  **search: Any) -> None:
+                  jobs: int, **search: Any) -> None:
     """Parse FILES (or stdin) with the parser rebuilt from the database at Θ̂.
 
     Writes one PTB tree per input sentence, one per line, holding every input token in order
@@ -40,6 +43,7 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
     \b
     echo "The dog barked ." | clparse parse --db db/quickstart.sqlite
     clparse parse --db db/quickstart.sqlite --input-format ptb dev.ptb -o dev.parsed
+    clparse parse --db db/quickstart.sqlite --jobs 2 text.txt > text.parsed
     """
     from clparse.progress import Progress, is_terminal
     from clparse.read.ptb import format_tree
@@ -64,7 +68,7 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
 
     tally = api.ParseTally()
     with bar:
-        for result in api.parse(parser, names, input_format, warn=warn, tally=tally):
+        for result in api.parse(parser, names, input_format, warn=warn, tally=tally, jobs=jobs):
             output.write(format_tree(result.tree) + "\n")
             bar.update()
     click.echo(f"parsed {tally.sentences} sentence(s); {tally.fallbacks} flat fallback(s); "

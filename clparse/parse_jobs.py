@@ -1,0 +1,285 @@
+"""``parse --jobs N``: sentences parsed in N worker processes, results handed back in input order.
+
+The parent reads the input and sends it in chunks of consecutive sentences to the workers (each
+holds at most :data:`AHEAD` chunks not yet handed back, and at most :data:`WINDOW` chunks per
+worker are read ahead of the output, so memory stays bounded however long the input). Every worker
+is a spawned interpreter (no SQLite handle or numba state crosses a fork, as for ``train --jobs``)
+that rebuilds the parser once from the database, read-only, at the same Θ̂
+and search options, and sends back plain data per sentence: the tree as PTB text, the tagged
+words, the fallback and completion reasons and the pops. The parent rebuilds each
+:class:`~clparse.parser.ParseResult` from it and yields them strictly in input order, so the output
+is the same as one process's, byte for byte.
+
+A worker that cannot start, fails or dies (even by SIGKILL) stops the run with one
+:class:`~clparse.errors.ClparseError` naming it, never a hang; the others are stopped too. Workers
+ignore Ctrl-C (the terminal sends it to the whole process group): the parent stops them, and a
+worker whose parent died is ended by the kernel. Nothing here imports the trainer.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+import signal
+import sys
+import threading
+from collections import deque
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any
+
+from clparse.errors import ClparseError, ParameterError
+
+CHUNK = 32  # sentences per message: large enough to amortize the pickling, small enough to stream
+AHEAD = 2  # chunks a worker holds at most (one parsing, one waiting), so it never idles between them
+WINDOW = 4  # chunks per worker read and not yet yielded, at most: a slow chunk holds the others this far
+
+#: One sentence's result as plain data: PTB text, tagged words, fallback, pops, completion.
+Payload = tuple[str, list[tuple[str, str]], "str | None", int, "str | None"]
+
+
+# --------------------------------------------------------------------- the worker side
+
+
+def die_with_parent(parent: int) -> None:
+    """SIGTERM this process when the parent dies (Linux); exit now if it is already gone.
+
+    (The same as the training workers' guard; not imported from there, which would load the trainer.)
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
+    except (OSError, AttributeError):  # not Linux: only the check below protects the start
+        pass
+    if os.getppid() != parent:  # the parent died before the signal was set: reparented already
+        sys.exit(0)
+
+
+def _describe(exc: BaseException, db: str) -> str:
+    if isinstance(exc, ClparseError):
+        return str(exc)
+    from clparse.store.database import describe
+
+    return describe(exc, db)
+
+
+def open_worker_parser(db: str, thetas: float | dict[str, float], options: dict[str, Any]) -> Any:
+    """The parser a worker uses: rebuilt from ``db`` (read-only) at ``thetas`` (one Θ̂, or one per label),
+    with the stored tagger loaded when first needed, as :meth:`Parser.from_db` does."""
+    from clparse.parser import Parser, SearchOptions
+    from clparse.rebuild.model import load_model
+    from clparse.store.database import Database
+
+    with Database(db, readonly=True) as database:
+        parser = Parser.from_model(database, load_model(database, thetas), SearchOptions(**options))
+    parser._tagger_db = parser.source = Path(db)  # from_db's lazy tagger, for a per-label Θ̂ too
+    return parser
+
+
+def worker(parent: int, conn: Connection, db: str, thetas: float | dict[str, float],
+           options: dict[str, Any]) -> None:
+    """A worker process: open the parser, then parse each chunk received until told to stop (None)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    die_with_parent(parent)
+    try:
+        parser = open_worker_parser(db, thetas, options)
+    except BaseException as exc:  # told to the parent, which stops the run with it
+        conn.send(("error", f"could not start: {_describe(exc, db)}"))
+        conn.close()
+        sys.exit(1)
+    inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+
+    def receive() -> None:
+        # A thread reads the parent's messages at once, so neither side can block the other with a full
+        # pipe (the parent sending a chunk while this process sends a chunk's results).
+        try:
+            while True:
+                message = conn.recv()
+                inbox.put(message)
+                if message is None:
+                    return
+        except (EOFError, OSError):
+            inbox.put(None)
+
+    threading.Thread(target=receive, daemon=True).start()
+    while (task := inbox.get()) is not None:
+        number, sentences = task
+        try:
+            results = [plain(parser.parse(sentence)) for sentence in sentences]
+        except BaseException as exc:
+            conn.send(("error", _describe(exc, db)))
+            conn.close()
+            sys.exit(1)
+        conn.send(("done", number, results))
+    conn.close()
+
+
+def plain(result: Any) -> Payload:
+    """A :class:`~clparse.parser.ParseResult` as plain data (no model object crosses processes)."""
+    from clparse.read.ptb import format_tree
+
+    return (format_tree(result.tree), [(str(w), str(t)) for w, t in result.tagged], result.fallback,
+            int(result.pops), result.completion)
+
+
+def rebuilt(payload: Payload) -> Any:
+    """The :class:`~clparse.parser.ParseResult` of :func:`plain`'s data (its tree read back from PTB text,
+    which gives the same text again; ``(ROOT)`` is the empty sentence's tree)."""
+    from clparse.parser import ParseResult
+    from clparse.read.ptb import iter_trees_from_lines
+
+    text, tagged, fallback, pops, completion = payload
+    (tree,) = iter_trees_from_lines([text], "<worker>", allow_empty=True)
+    return ParseResult(tree, [(w, t) for w, t in tagged], fallback, pops, completion)
+
+
+# --------------------------------------------------------------------- the parent side
+
+
+@dataclass
+class _Worker:
+    number: int  # 1..jobs, as the error messages name it
+    process: Any
+    conn: Connection
+    chunks: deque[int] = field(default_factory=deque)  # chunk numbers sent and not yet received
+
+
+@dataclass
+class _Chunk:
+    first: int  # the number (1-based) of its first sentence in the input
+    extras: list[Any]  # per sentence, what the caller gave beside it (handed back with its result)
+    results: list[Payload] | None = None
+
+
+def parse_parallel(parser: Any, sentences: Iterator[tuple[Sequence[Any], Any]], jobs: int, *,
+                   chunk: int | None = None) -> Iterator[tuple[Any, Any]]:
+    """(result, extra) for each (sentence, extra) of ``sentences``, in their order, parsed in ``jobs``
+    processes each rebuilding ``parser`` (a :class:`~clparse.parser.Parser` opened from a database).
+
+    An error raised while reading ``sentences`` is raised after every sentence read before it has been
+    yielded, as parsing one at a time would. ``chunk``: sentences per message (default :data:`CHUNK`).
+    """
+    if jobs < 1:
+        raise ParameterError("jobs", f"must be at least 1, got {jobs}")
+    if parser.source is None:
+        raise ParameterError("jobs", "parallel parsing needs a parser opened from a database (open_parser)")
+    model = parser.model
+    thetas: float | dict[str, float] = dict(model.label_thetas) if model.label_thetas else float(model.theta)
+    options = asdict(parser.options)
+    chunk = chunk or CHUNK
+    context = multiprocessing.get_context("spawn")
+    workers: list[_Worker] = []
+    chunks: dict[int, _Chunk] = {}
+    sent = handed = 0  # chunks sent to workers, chunks yielded
+    read = 0  # sentences read
+    exhausted = False
+    failure: BaseException | None = None  # raised by the input, after what came before it is yielded
+    finished = False
+    try:
+        for number in range(1, jobs + 1):
+            ours, theirs = context.Pipe(duplex=True)
+            process = context.Process(target=worker, args=(os.getpid(), theirs, str(parser.source), thetas,
+                                                           options),
+                                      name=f"clparse-parse-{number}", daemon=True)
+            process.start()
+            theirs.close()
+            workers.append(_Worker(number, process, ours))
+        while True:
+            while not exhausted and sent - handed < WINDOW * jobs and \
+                    (idle := [w for w in workers if len(w.chunks) < AHEAD]):
+                batch: list[Sequence[Any]] = []
+                extras: list[Any] = []
+                try:
+                    for sentence, extra in sentences:
+                        batch.append(sentence)
+                        extras.append(extra)
+                        if len(batch) == chunk:
+                            break
+                    else:
+                        exhausted = True
+                except Exception as exc:  # the input's own error: raised in its place, below
+                    failure, exhausted = exc, True
+                if not batch:
+                    break
+                target = min(idle, key=lambda w: len(w.chunks))
+                chunks[sent] = _Chunk(read + 1, extras)
+                read += len(batch)
+                target.chunks.append(sent)
+                try:
+                    target.conn.send((sent, batch))
+                except OSError:  # it died since it was last heard from: say how (raises)
+                    _receive(target, chunks, jobs)
+                    raise ClparseError(f"parse worker {target.number} of {jobs} stopped reading") from None
+                sent += 1
+            while handed in chunks and chunks[handed].results is not None:
+                done = chunks.pop(handed)
+                handed += 1
+                assert done.results is not None
+                for payload, extra in zip(done.results, done.extras):
+                    yield rebuilt(payload), extra
+            if exhausted and handed == sent:
+                break
+            busy = [w for w in workers if w.chunks]
+            ready = wait([w.conn for w in busy] + [w.process.sentinel for w in workers], timeout=5.0)
+            for w in workers:
+                if w.conn in ready or w.process.sentinel in ready:
+                    _receive(w, chunks, jobs)
+        finished = True
+    finally:
+        _stop(workers, gently=finished)
+    if failure is not None:
+        raise failure
+
+
+def _receive(w: _Worker, chunks: dict[int, _Chunk], jobs: int) -> None:
+    """Take what worker ``w`` sent (every message waiting); a worker that failed or died raises."""
+    try:
+        while w.conn.poll():
+            message = w.conn.recv()
+            if message[0] == "error":
+                raise ClparseError(f"parse worker {w.number} of {jobs}: {message[1]}")
+            _, number, results = message
+            w.chunks.remove(number)
+            chunks[number].results = results
+    except (EOFError, OSError):
+        pass  # the pipe closed: the worker is gone, said below
+    else:
+        if w.process.is_alive():
+            return  # everything it sent is taken, and it is still working
+    w.process.join(timeout=5.0)
+    code = w.process.exitcode
+    how = (f"killed by signal {-code}" if code is not None and code < 0
+           else f"exited with status {code}" if code is not None else "stopped answering")
+    where = ""
+    if w.chunks:
+        lost = [chunks[n] for n in w.chunks if n in chunks]
+        if lost:
+            first = lost[0].first
+            last = lost[-1].first + len(lost[-1].extras) - 1
+            where = f" while parsing sentences {first}–{last}"
+    raise ClparseError(f"parse worker {w.number} of {jobs} died ({how}){where}")
+
+
+def _stop(workers: list[_Worker], gently: bool) -> None:
+    """End the workers: asked to stop after a finished run, terminated otherwise (an error, Ctrl-C, or a
+    caller that stopped reading the results)."""
+    for w in workers:
+        if gently:
+            try:
+                w.conn.send(None)
+            except (OSError, ValueError):
+                pass
+        elif w.process.is_alive():
+            w.process.terminate()
+    for w in workers:
+        w.process.join(timeout=10.0 if gently else 2.0)
+        if w.process.is_alive():
+            w.process.kill()
+            w.process.join(timeout=2.0)
+        w.conn.close()

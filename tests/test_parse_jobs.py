@@ -1,0 +1,199 @@
+"""``parse --jobs N`` (issue 26, item 3): the same bytes, warnings and order as one process.
+
+Everything reads the session's ``trained_db`` at Θ̂ = 3 with beam 1 (fast). Chunks are made small
+(:data:`clparse.parse_jobs.CHUNK`) so that the bundled dev sample spreads over many chunks and every
+worker gets several, out of step with the others.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from clparse import api
+from clparse.cli import main
+from clparse.data import sample_path
+from clparse.errors import ClparseError
+from clparse.parser import ParseResult
+from clparse.read.tree import Tree
+
+ROOT = Path(__file__).resolve().parents[1]
+DEV = sample_path("dev")
+# max-words 12: the longer sentences get flat fallbacks; beam 2 with max-pops 2: completions at the cap
+SEARCH = ["--theta", "3", "--beam", "2", "--max-pops", "2", "--max-words", "12"]
+
+
+@pytest.fixture(autouse=True)
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("clparse.parse_jobs.CHUNK", 4)
+
+
+def invoke(args: Sequence[object], stdin: str | None = None) -> Result:
+    """The CLI in-process, stdout and stderr apart (whatever click's version)."""
+    if "mix_stderr" in inspect.signature(CliRunner.__init__).parameters:  # click < 8.2
+        runner = CliRunner(mix_stderr=False)  # type: ignore[call-arg]
+    else:
+        runner = CliRunner()
+    return runner.invoke(main, [str(a) for a in args], input=stdin, catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, Path]]:
+    """(input format, file) per case: the dev sample as trees, tokens with empty lines, tagged words with a
+    tag never seen in training."""
+    from clparse.read import read_trees
+
+    folder = tmp_path_factory.mktemp("jobs-input")
+    trees = list(read_trees(DEV))[:40]
+    tokens = [" ".join(w for w, t in tree.tagged_words() if t != "-NONE-") for tree in trees]
+    tokens.insert(3, "")
+    tokens.insert(17, "   ")
+    (folder / "tokens.txt").write_text("\n".join(tokens) + "\n", encoding="utf-8")
+    tagged = [" ".join(f"{w}/{t}" for w, t in tree.tagged_words() if t != "-NONE-") for tree in trees]
+    tagged[5] = tagged[5] + " zork/NEVERSEEN"
+    tagged.insert(9, "")
+    (folder / "tagged.txt").write_text("\n".join(tagged) + "\n", encoding="utf-8")
+    return {"ptb": ("ptb", DEV), "tokens": ("tokens", folder / "tokens.txt"),
+            "tagged": ("tagged", folder / "tagged.txt")}
+
+
+@pytest.fixture(scope="module")
+def one_process(trained_db: Path, inputs: dict[str, tuple[str, Path]]) -> Callable[[str], Result]:
+    """The --jobs 1 run of each case, computed once."""
+    done: dict[str, Result] = {}
+
+    def run(case: str) -> Result:
+        if case not in done:
+            fmt, path = inputs[case]
+            done[case] = invoke(["parse", "--db", trained_db, *SEARCH, "--input-format", fmt, path])
+            assert done[case].exit_code == 0, done[case].stderr
+        return done[case]
+
+    return run
+
+
+@pytest.mark.parametrize(("case", "jobs"), [("ptb", 2), ("ptb", 3), ("tokens", 2), ("tagged", 3)])
+def test_cli_jobs_give_the_bytes_and_warnings_of_one_process(trained_db: Path,
+                                                             inputs: dict[str, tuple[str, Path]],
+                                                             one_process: Callable[[str], Result],
+                                                             case: str, jobs: int) -> None:
+    fmt, path = inputs[case]
+    expected = one_process(case)
+    result = invoke(["parse", "--db", trained_db, *SEARCH, "--input-format", fmt, path, "--jobs", jobs])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == expected.stdout
+    assert result.stderr == expected.stderr  # no timing on stderr off a terminal: all of it is equal
+    assert "warning: sentence" in expected.stderr  # the case does warn (fallbacks, completions)
+    if case != "ptb":
+        assert "empty line" in expected.stderr
+
+
+def test_cli_bad_line_stops_after_the_lines_before_it_as_one_process_does(trained_db: Path,
+                                                                          tmp_path: Path) -> None:
+    lines = [f"The/DT dog/NN number/NN {i}/CD barked/VBD ./." for i in range(10)]
+    lines += ["bad token"] + ["a/DT"] * 5
+    text = "\n".join(lines) + "\n"
+    base = ["parse", "--db", trained_db, *SEARCH, "--input-format", "tagged"]  # stdin: read as it goes
+    one, two = invoke(base, text), invoke([*base, "--jobs", "2"], text)
+    assert one.exit_code == two.exit_code == 1
+    assert len(one.stdout.splitlines()) == 10 and two.stdout == one.stdout
+    assert two.stderr == one.stderr and "is not word/TAG" in two.stderr
+
+
+def test_api_jobs_give_the_same_results_and_types(trained_db: Path) -> None:
+    def run(jobs: int) -> tuple[list[ParseResult], list[str], api.ParseTally]:
+        warnings: list[str] = []
+        tally = api.ParseTally()
+        results = list(api.parse(trained_db, [str(DEV)], "ptb", theta=3.0, beam=2, max_pops=2, max_words=12,
+                                 warn=warnings.append, tally=tally, jobs=jobs))
+        return results, warnings, tally
+
+    one, one_warnings, one_tally = run(1)
+    two, two_warnings, two_tally = run(2)
+    assert all(isinstance(r, ParseResult) and isinstance(r.tree, Tree) for r in two)
+    assert [r.tree for r in two] == [r.tree for r in one]
+    assert [(r.tagged, r.fallback, r.pops, r.completion) for r in two] == \
+           [(r.tagged, r.fallback, r.pops, r.completion) for r in one]
+    assert two_warnings == one_warnings and two_tally == one_tally
+    assert one_tally.fallbacks and one_tally.completions
+
+
+def test_api_a_worker_that_cannot_start_is_one_error(copy_trained_db: Callable[[], Path]) -> None:
+    db = copy_trained_db()
+    parser = api.open_parser(db, 3.0, beam=1)
+    for path in db.parent.glob(db.name + "*"):
+        path.unlink()  # the workers open the file again: gone
+    with pytest.raises(ClparseError, match=r"parse worker \d of 2: could not start"):
+        list(api.parse(parser, [str(DEV)], "ptb", jobs=2))
+
+
+def test_api_jobs_must_be_at_least_one(trained_db: Path) -> None:
+    from clparse.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="jobs"):
+        list(api.parse(trained_db, [str(DEV)], "ptb", theta=3.0, jobs=0))
+
+
+def workers_of(pid: int) -> list[int]:
+    """The spawned worker processes of ``pid`` (multiprocessing's resource tracker left out)."""
+    found = []
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        try:
+            command = Path(f"/proc/{child}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"spawn_main" in command and b"resource_tracker" not in command:
+            found.append(int(child))
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_cli_a_worker_killed_mid_run_is_one_error_line(trained_db: Path, tmp_path: Path) -> None:
+    trees = DEV.read_text(encoding="utf-8")
+    big = tmp_path / "big.ptb"
+    big.write_text(trees * 20, encoding="utf-8")  # 1,500 sentences: far more than the chunks in flight
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}  # each tree reaches the file as it is written
+    args = [sys.executable, str(ROOT / "cli.py"), "parse", "--db", str(trained_db), "--theta", "3",
+            "--beam", "1", "--input-format", "ptb", str(big), "--jobs", "2", "-o", str(out)]
+    with open(tmp_path / "err", "wb") as err:
+        process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err, env=env)
+        try:
+            deadline = time.monotonic() + 300
+            while not (out.exists() and out.stat().st_size > 0):  # the first results are in: mid-run
+                assert process.poll() is None and time.monotonic() < deadline, "no output in time"
+                time.sleep(0.02)
+            victims = workers_of(process.pid)
+            assert len(victims) == 2
+            os.kill(victims[0], signal.SIGKILL)
+            process.wait(timeout=120)  # an error, not a hang
+        finally:
+            if process.poll() is None:
+                process.kill()
+    stderr = (tmp_path / "err").read_text(encoding="utf-8")
+    assert process.returncode == 1, stderr
+    errors = [line for line in stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and "died (killed by signal 9)" in errors[0], stderr
+    assert "Traceback" not in stderr
+    assert len(out.read_text(encoding="utf-8").splitlines()) < 1500
+    deadline = time.monotonic() + 10
+    while running(victims[1]):  # the other worker was stopped too
+        assert time.monotonic() < deadline, "the other worker outlived the run"
+        time.sleep(0.1)
+
+
+def running(pid: int) -> bool:
+    """Is ``pid`` a live process (not gone, not a zombie awaiting its parent)?"""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -5,7 +5,7 @@ Usage:
         [--every N] [--max-pops 10000] [--gold-max-pops 10000] [--json OUT.json] [--output PARSES.ptb]
 
 Every (or every N-th) dev sentence is parsed with its gold tags as ``clparse parse --input-format ptb``
-does (the same trees: :func:`clparse.search.gold.diagnose` takes the parser's own steps and keeps the
+does (the same trees: :func:`clparse.diagnose.diagnose` takes the parser's own steps and keeps the
 search's score), scored with EVALB's rules (:func:`clparse.evaluate.evaluate`, as ``clparse eval``:
 ``--output P.ptb`` writes the parses, and the gold trees parsed to ``P.gold.ptb``, so that ``clparse
 eval P.gold.ptb P.ptb`` can confirm the F1), and then the
@@ -40,7 +40,7 @@ from typing import Any
 from clparse.evaluate import EvalbParams, Totals, evaluate
 from clparse.parser import Parser
 from clparse.read import Tree, format_tree, parse_tree, read_trees
-from clparse.search.gold import OUTCOMES, Diagnosis, diagnose
+from clparse.diagnose import OUTCOMES, Diagnosis, diagnose
 
 BUCKETS = (("<= 15", 1, 15), ("16-25", 16, 25), ("26-40", 26, 40), ("> 40", 41, 10**9))
 

@@ -23,12 +23,12 @@ from clparse.preprocess.pipeline import preprocess_tree
 from clparse.read import Tree, parse_tree, read_trees
 from clparse.search import CandidateScorer
 from clparse.search.aggregate import Score, empty, extend
+from clparse.diagnose import diagnose
 from clparse.search.gold import (
     GoldBest,
     GoldScorer,
     WindowCeiling,
     classify,
-    diagnose,
     gold_best_first,
     gold_depth_first,
     gold_search,

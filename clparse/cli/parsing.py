@@ -27,7 +27,7 @@ from clparse.cli.options import DB_OPTION, TREEBANK, ManyValues, Theta, search_o
               help="Longer sentences get a flat tree and a warning.")
 @click.option("-o", "--output", type=click.File("w", encoding="utf-8", lazy=True), default="-",
               help="Where to write the trees (default: stdout).")
-@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
               help="Parse in N processes on this machine (each loads the model); the output's order and "
                    "bytes, and the warnings, are the same as with --jobs 1.")
 def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_format: str, output: Any,

@@ -7,7 +7,9 @@ processes use the same class; the CLI adds a message and lets a second Ctrl-C gi
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 from collections.abc import Callable
 
 
@@ -35,3 +37,20 @@ class StopRequest:
         signal.signal(signal.SIGINT, self.handle)
         signal.signal(signal.SIGTERM, self.handle)
         return self
+
+
+def die_with_parent(parent: int) -> None:
+    """SIGTERM this process when the parent dies (Linux); exit now if it is already gone.
+
+    For worker processes (training, parallel parsing): they never outlive the command that started them.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
+    except (OSError, AttributeError):  # not Linux: only the check below protects the start
+        pass
+    if os.getppid() != parent:  # the parent died before the signal was set: reparented already
+        sys.exit(0)

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from clparse.errors import ClparseError, ParameterError
+from clparse.interrupt import die_with_parent
 
 CHUNK = 32  # sentences per message: large enough to amortize the pickling, small enough to stream
 AHEAD = 2  # chunks a worker holds at most (one parsing, one waiting), so it never idles between them
@@ -42,23 +43,6 @@ Payload = tuple[str, list[tuple[str, str]], "str | None", int, "str | None"]
 
 
 # --------------------------------------------------------------------- the worker side
-
-
-def die_with_parent(parent: int) -> None:
-    """SIGTERM this process when the parent dies (Linux); exit now if it is already gone.
-
-    (The same as the training workers' guard; not imported from there, which would load the trainer.)
-    """
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
-    except (OSError, AttributeError):  # not Linux: only the check below protects the start
-        pass
-    if os.getppid() != parent:  # the parent died before the signal was set: reparented already
-        sys.exit(0)
 
 
 def _describe(exc: BaseException, db: str) -> str:

@@ -8,24 +8,9 @@ the parent is checked (it may have died before that), and only then is the train
 
 from __future__ import annotations
 
-import os
-import signal
-import sys
 from typing import Any
 
-
-def die_with_parent(parent: int) -> None:
-    """SIGTERM this process when the parent dies (Linux); exit now if it is already gone."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
-    except (OSError, AttributeError):  # not Linux: only the check below protects the start
-        pass
-    if os.getppid() != parent:  # the parent died before the signal was set: reparented already
-        sys.exit(0)
+from clparse.interrupt import die_with_parent
 
 
 def run(parent: int, db: str, label: str, settings: dict[str, Any], rule: tuple[Any, ...],

@@ -35,7 +35,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-NodeTuple = tuple[int, "int | None", int, int, "float | None"]  # (node, parent, depth, feature or -1, κ or None)
+# (node, parent, depth, feature or -1, κ or None)
+NodeTuple = tuple[int, "int | None", int, int, "float | None"]
 
 
 class RefNodeDetail(NamedTuple):
@@ -59,7 +60,8 @@ def reference_weights(loss: str, y: np.ndarray, m: np.ndarray, margins: list[flo
     out = []
     for i in range(len(y)):
         z = float(y[i]) * margins[i]
-        if loss == "logistic" and z >= 700.0:  # exp(z) would overflow; the weight is m e^-z to double precision
+        # exp(z) would overflow; the weight is m e^-z to double precision
+        if loss == "logistic" and z >= 700.0:
             out.append(float(m[i]) * math.exp(-z))
         elif loss == "logistic" and library_rounding:
             out.append(float(m[i]) * (1.0 / (1.0 + math.exp(z))))

@@ -77,12 +77,14 @@ class FeatureExtractor:
             self._item_features(out, "child", "last", children[-1])
         for k in range(1, self.config.context + 1):
             self._item_features(out, "context", f"left-{k}", frontier[first - k] if first - k >= 0 else None)
-            self._item_features(out, "context", f"right-{k}", frontier[end - 1 + k] if end - 1 + k < len(frontier)
+            self._item_features(out, "context", f"right-{k}",
+                                frontier[end - 1 + k] if end - 1 + k < len(frontier)
                                 else None)
         if self.config.grandchild:
             for name, child in (("first", children[0]), ("last", children[-1])):
                 self._grandchildren(out, name, child)
-        for group, members in (("all", children), ("non-leftmost", children[1:]), ("non-rightmost", children[:-1])):
+        for group, members in (("all", children), ("non-leftmost", children[1:]),
+                               ("non-rightmost", children[:-1])):
             self._group_features(out, group, members)
         return out
 
@@ -93,7 +95,8 @@ class FeatureExtractor:
         if self.config.child:
             self._item_features(out, "child", "head", children[head])
             self._item_features(out, "child", "head-1", children[head - 1] if head > 0 else None)
-            self._item_features(out, "child", "head+1", children[head + 1] if head + 1 < len(children) else None)
+            self._item_features(out, "child", "head+1",
+                                children[head + 1] if head + 1 < len(children) else None)
         if self.config.grandchild:
             self._grandchildren(out, "head", children[head])
         groups = (("non-head", children[:head] + children[head + 1:]), ("left-of-head", children[:head]),

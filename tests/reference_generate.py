@@ -57,7 +57,8 @@ class ExampleSet:
     def deduplicated(self, label: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Unique (row, y) pairs of a label with their multiplicities, sorted by (row, y)."""
         rows, ys = self.examples[label]
-        pairs = np.frombuffer(rows, dtype=np.int32).astype(np.int64) * 2 + (np.frombuffer(ys, dtype=np.int8) > 0)
+        pairs = (np.frombuffer(rows, dtype=np.int32).astype(np.int64) * 2
+                 + (np.frombuffer(ys, dtype=np.int8) > 0))
         unique, counts = np.unique(pairs, return_counts=True)
         return (unique // 2).astype(np.int32), np.where(unique % 2 == 1, 1, -1).astype(np.int8), \
             counts.astype(np.int32)
@@ -92,7 +93,8 @@ class ExampleGenerator:
         self.report = GenerationReport()
 
     prepare_tree = CompiledGenerator.prepare_tree  # not feature code: shared
-    rules = CandidateRules(SymbolTable(), constraints=False)  # the reference predates the candidate constraints
+    # the reference predates the candidate constraints
+    rules = CandidateRules(SymbolTable(), constraints=False)
 
     def add_sentence(self, tree: Tree, sentence: int) -> list[Inference]:
         """Generate the examples of one (prepared) gold tree; return the path taken."""
@@ -103,7 +105,8 @@ class ExampleGenerator:
         self.report.used += 1
         return path
 
-    def _add_state(self, oracle: Oracle, cache: dict[tuple[int, ...], tuple[set[int], dict[int, int]]]) -> None:
+    def _add_state(self, oracle: Oracle,
+                   cache: dict[tuple[int, ...], tuple[set[int], dict[int, int]]]) -> None:
         frontier = oracle.frontier
         correct = oracle.correct_keys()
         n, c = len(frontier), self.context

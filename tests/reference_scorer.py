@@ -28,7 +28,8 @@ from tests.reference_features import FeatureDictionary, FeatureExtractor, Featur
 Scored = tuple[int, int, str, float]
 
 # The head rules are a pure function of the label and the children's labels: memoize them.
-_head = lru_cache(maxsize=65_536)(head_child_index)  # first frontier position, end position, label, confidence
+# first frontier position, end position, label, confidence
+_head = lru_cache(maxsize=65_536)(head_child_index)
 
 
 class KnownFeatures(FeatureDictionary):
@@ -94,7 +95,8 @@ class CandidateScorer:
     def candidates(self, frontier: Sequence[Item]) -> list[Scored]:
         """Every candidate of the state with its confidence, in the fixed order (first, end, label)."""
         n = len(frontier)
-        spans = [(first, end) for first in range(n) for end in range(first + 1, min(n, first + self.max_children) + 1)]
+        spans = [(first, end) for first in range(n)
+                 for end in range(first + 1, min(n, first + self.max_children) + 1)]
         missing = [(first, end) for first, end in spans if self._key(frontier, first, end) not in self.cache]
         if missing:
             self._score(frontier, missing)

@@ -25,8 +25,8 @@ def empty_model(labels: list[str], keys: list, vocabulary: Vocabulary, constrain
                 config: FeatureConfig | None = None, order: str = "random") -> ParserModel:
     """A parser model with no trees (every confidence 0) over a generator's feature ids."""
     ensembles = {label: LabelEnsemble(label, Forest.empty()) for label in labels}
-    return ParserModel(1.0, ensembles, {key: i for i, key in enumerate(keys)}, vocabulary, config or FeatureConfig(),
-                       5, Path("-"), constraints, order=order)
+    return ParserModel(1.0, ensembles, {key: i for i, key in enumerate(keys)}, vocabulary,
+                       config or FeatureConfig(), 5, Path("-"), constraints, order=order)
 
 
 def prepare_and_parser_rows(kept: list[Preprocessed], config: FeatureConfig, constraints: bool,
@@ -34,7 +34,8 @@ def prepare_and_parser_rows(kept: list[Preprocessed], config: FeatureConfig, con
     """(the generator, rows ``prepare`` made, rows the parser's kernel offers on the same states)."""
     vocabulary = Vocabulary.build((w for p in kept for w in p.tree.words()), 5)
     labels = sorted({node.label for p in kept for node in p.tree.phrases()})
-    generator = ExampleGenerator(labels, config, 5, 0, vocabulary.normalize, constraints=constraints, order=order)
+    generator = ExampleGenerator(labels, config, 5, 0, vocabulary.normalize, constraints=constraints,
+                                 order=order)
     paths = []
     for position, result in enumerate(kept):
         tree = generator.prepare_tree(result.tree)
@@ -47,8 +48,8 @@ def prepare_and_parser_rows(kept: list[Preprocessed], config: FeatureConfig, con
         rows, _, multiplicity = generator.examples.deduplicated(label)
         for row, count in zip(rows, multiplicity):
             expected[label, indices[indptr[row]:indptr[row + 1]].tobytes()] += int(count)
-    model = CompiledModel(empty_model(labels, generator.space.id_keys(), vocabulary, constraints, config, order),
-                          full_table=True)
+    model = CompiledModel(empty_model(labels, generator.space.id_keys(), vocabulary, constraints, config,
+                                      order), full_table=True)
     found: RowCounts = Counter()
     for tree, path in paths:
         frontier: list[Item] = leaf_items(tree.tagged_words(), vocabulary.normalize)

@@ -52,7 +52,8 @@ def make_booster(X: np.ndarray, y, m, margins: np.ndarray | None = None, iterati
     A.sort_indices()
     return Booster(A.indptr.astype(np.int64), A.indices.astype(np.int32), A.shape[1],
                    np.asarray(y, dtype=np.int8), np.asarray(m),
-                   BoostSettings(**{"smoothing": 0.0, **settings}),  # the paper's ε unless a test says otherwise
+                   # the paper's ε unless a test says otherwise
+                   BoostSettings(**{"smoothing": 0.0, **settings}),
                    margins=margins, iteration=iteration, theta=theta)
 
 
@@ -108,7 +109,8 @@ def assert_same_run(results: list[IterationResult], margins: np.ndarray, referen
         else:
             assert result.theta == close(ref.theta), f"tree {t}"
             assert result.tree.root_gain == close(ref.root_gain), f"tree {t}"
-            assert [n.confidence for n in nodes] == [close(k) if k is not None else None for *_, k in ref.nodes]
+            assert [n.confidence for n in nodes] == [close(k) if k is not None else None
+                                                     for *_, k in ref.nodes]
             assert [(n.w_positive, n.w_negative) for n in nodes] \
                 == [(close(d.w_positive), close(d.w_negative)) for d in ref.details], f"tree {t}"
     if exact:
@@ -124,17 +126,20 @@ def test_hand_worked_first_iteration() -> None:
     booster = hand_booster()
     # Q = 0, so w = m / (1 + e^0) = m / 2: e0 2/2 = 1.0, every other example 1/2 = 0.5.
     assert booster.weights().tolist() == [1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]
-    assert example_weights("logistic", np.array(HAND_Y), np.array(HAND_M, dtype=float), np.zeros(7)).tolist() \
+    assert example_weights("logistic", np.array(HAND_Y), np.array(HAND_M, dtype=float),
+                           np.zeros(7)).tolist() \
         == [1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]
     # Root: W+ = w1 + w5 + w6 = 0.5·3 = 1.5; W- = w0 + w2 + w3 + w4 = 1.0 + 0.5·3 = 2.5.
     # Z = 2 sqrt(1.5·2.5) = 2 sqrt(3.75) = sqrt(15) ≈ 3.872983.
     assert z_loss(1.5, 2.5) == pytest.approx(SQRT15)
     # Per feature (W+, W-) of the examples HAVING it; the complement is the rest:
-    #   f0: {e1, e3, e6} -> (1.0, 0.5), Z = 2 sqrt(0.5) = √2 ≈ 1.414214; without {e0, e2, e4, e5} -> (0.5, 2.0),
-    #       Z = 2 sqrt(1.0) = 2;  gain = √15 - √2 - 2 ≈ 0.458770
+    #   f0: {e1, e3, e6} -> (1.0, 0.5), Z = 2 sqrt(0.5) = √2 ≈ 1.414214;
+    #       without {e0, e2, e4, e5} -> (0.5, 2.0), Z = 2 sqrt(1.0) = 2;
+    #       gain = √15 - √2 - 2 ≈ 0.458770
     #   f1: {e0, e1, e3, e4, e5, e6} -> (1.5, 2.0), Z = 2 sqrt(3) ≈ 3.464102; without {e2} -> (0, 0.5), Z = 0;
     #       gain = √15 - 2√3 ≈ 0.408882
-    #   f2: {e3, e4, e6} -> (0.5, 1.0), Z = √2; without {e0, e1, e2, e5} -> (1.0, 1.5), Z = 2 sqrt(1.5) = √6 ≈ 2.449490;
+    #   f2: {e3, e4, e6} -> (0.5, 1.0), Z = √2;
+    #       without {e0, e1, e2, e5} -> (1.0, 1.5), Z = 2 sqrt(1.5) = √6 ≈ 2.449490;
     #       gain = √15 - √2 - √6 ≈ 0.009280
     #   a feature no example has (column 3 below) or every example has (column 4): one side empty, gain 0.
     histogram = np.array([[1.0, 1.5, 0.5, 0.0, 1.5],
@@ -145,7 +150,8 @@ def test_hand_worked_first_iteration() -> None:
     assert z_loss(histogram[0, :3], histogram[1, :3]).tolist() == pytest.approx([SQRT2, 2 * SQRT3, SQRT2])
     assert z_loss(1.5 - histogram[0, :3], 2.5 - histogram[1, :3]).tolist() == pytest.approx([2.0, 0.0, SQRT6])
     gains = split_gains(histogram, 1.5, 2.5)
-    assert gains.tolist() == pytest.approx([SQRT15 - SQRT2 - 2, SQRT15 - 2 * SQRT3, SQRT15 - SQRT2 - SQRT6, 0, 0])
+    assert gains.tolist() == pytest.approx([SQRT15 - SQRT2 - 2, SQRT15 - 2 * SQRT3,
+                                            SQRT15 - SQRT2 - SQRT6, 0, 0])
     theta1 = SQRT15 - SQRT2 - 2  # Θ^1 = min(+inf, 0.458770): the root splits on f0
 
     result = booster.step()
@@ -174,7 +180,8 @@ def test_hand_worked_first_iteration() -> None:
     assert no.confidence == pytest.approx(kappa_no) and kappa_no == pytest.approx(-LN2)
     assert tree.leaf_of.tolist() == [2, 1, 2, 1, 2, 2, 1]
     # Q_i += κ of its leaf.
-    assert booster.margins.tolist() == close([kappa_no, kappa_yes, kappa_no, kappa_yes, kappa_no, kappa_no, kappa_yes])
+    assert booster.margins.tolist() == close([kappa_no, kappa_yes, kappa_no, kappa_yes,
+                                              kappa_no, kappa_no, kappa_yes])
     # Loss Σ m ln(1 + e^(-yQ)): before 8 ln 2 ≈ 5.545177; after, with yQ = ln 2 (e0 m=2, e2, e4), ½ ln 2
     # (e1, e6), -½ ln 2 (e3), -ln 2 (e5): 4 ln 1.5 + 2 ln(1 + 1/√2) + ln(1 + √2) + ln 3 ≈ 4.671446.
     assert result.loss_before == pytest.approx(8 * LN2)
@@ -198,8 +205,8 @@ def test_hand_worked_smoothing() -> None:
     assert result.theta == pytest.approx(SQRT15 - SQRT2 - 2) and root.feature == 0
     assert yes.confidence == pytest.approx(0.5 * math.log(5 / 3))
     assert no.confidence == pytest.approx(-0.5 * math.log(3))
-    # A leaf holding a single positive of weight ½ and nothing else: ε = 1e-8 gives κ ≈ ½ ln(0.5 / 1e-8) ≈ 8.86,
-    # the memorising leaf issue #11 describes; with ε = 0.25, κ = ½ ln 3 ≈ 0.549.
+    # A leaf holding a single positive of weight ½ and nothing else: ε = 1e-8 gives
+    # κ ≈ ½ ln(0.5 / 1e-8) ≈ 8.86, the memorising leaf issue #11 describes; with ε = 0.25, κ = ½ ln 3 ≈ 0.549.
     assert confidence(0.5, 0.0, EPS) == pytest.approx(0.5 * math.log(0.5e8))
     assert confidence(0.5, 0.0, 0.25) == pytest.approx(0.5 * math.log(3))
 
@@ -208,7 +215,8 @@ def test_smoothing_is_a_checked_setting() -> None:
     with pytest.raises(ConfigurationError):
         BoostSettings(smoothing=-1.0)
     assert BoostSettings.from_dict({"loss": "logistic", "max_depth": None, "epsilon": 1e-8,
-                                    "checkpoint_every": 50}) == BoostSettings(smoothing=0.0)  # stored before it
+                                    "checkpoint_every": 50}) \
+        == BoostSettings(smoothing=0.0)  # stored before it
 
 
 def test_hand_worked_second_iteration() -> None:
@@ -225,11 +233,13 @@ def test_hand_worked_second_iteration() -> None:
     w_pos, w_neg = 2 * SQRT2 - 4 / 3, 10 / 3 - SQRT2
     z_root = 2 * math.sqrt(w_pos * w_neg)
     assert z_root == pytest.approx(3.387780)
-    # Having f0: {e1, e3, e6} (2√2 - 2, 2 - √2), Z ≈ 1.393243; lacking it: (2/3, 4/3), Z = 2 sqrt(8/9) ≈ 1.885618
+    # Having f0: {e1, e3, e6} (2√2 - 2, 2 - √2), Z ≈ 1.393243; lacking it: (2/3, 4/3),
+    #   Z = 2 sqrt(8/9) ≈ 1.885618
     #   -> gain ≈ 3.387780 - 1.393243 - 1.885618 = 0.108920
     # Having f1: all but e2, (2√2 - 4/3, 3 - √2), Z ≈ 3.079545; lacking it: {e2} (0, 1/3), Z = 0
     #   -> gain ≈ 3.387780 - 3.079545 = 0.308235
-    # Having f2: {e3, e4, e6} (√2 - 1, 7/3 - √2), Z ≈ 1.234037; lacking: {e0, e1, e2, e5} (√2 - 1/3, 1), Z ≈ 2.079308
+    # Having f2: {e3, e4, e6} (√2 - 1, 7/3 - √2), Z ≈ 1.234037; lacking: {e0, e1, e2, e5} (√2 - 1/3, 1),
+    #   Z ≈ 2.079308
     #   -> gain ≈ 3.387780 - 1.234037 - 2.079308 = 0.074436
     histogram = np.array([[2 * SQRT2 - 2, w_pos, SQRT2 - 1],
                           [2 - SQRT2, 3 - SQRT2, 7 / 3 - SQRT2]])
@@ -260,7 +270,8 @@ def test_theta_schedule() -> None:
             if node.is_leaf:
                 # not split: no split at all, or the best one falls short of Θ^t (no depth limit here)
                 assert node.best_feature < 0 or node.best_gain < theta
-                assert node.confidence == close(0.5 * math.log((node.w_positive + EPS) / (node.w_negative + EPS)))
+                assert node.confidence == close(0.5 * math.log((node.w_positive + EPS)
+                                                               / (node.w_negative + EPS)))
                 assert node.examples == int(np.sum(tree.leaf_of == node.node))
             else:
                 assert node.feature == node.best_feature and node.best_gain >= theta
@@ -345,7 +356,8 @@ def test_complementary_features_tie_goes_to_lowest_id() -> None:
     X = dense([[0], [1], [1], [1]], 2)
     y = [1, -1, 1, -1]
     # With weights (0.1, 0.1, 0.2, 0.2): W+ = W- = 0.1 + 0.2; split_gains gives
-    # [0.11010205144336438, 0.11010205144336443] (f1 sums W(with) directly, f0 gets W(without) by subtraction).
+    # [0.11010205144336438, 0.11010205144336443] (f1 sums W(with) directly, f0 gets W(without) by
+    # subtraction).
     w_pos = w_neg = 0.1 + 0.2
     gains = split_gains(np.array([[0.1, 0.2], [0.0, 0.1 + 0.2]]), w_pos, w_neg)
     assert gains[0] != gains[1] and gains[0] == pytest.approx(gains[1], rel=1e-15)  # last bits differ...
@@ -416,7 +428,8 @@ def test_reference_agreement_sample(adjp, exact: bool) -> None:
     indices = adjp.indices[:indptr[-1]]
     y, m = adjp.y[:n], adjp.multiplicity[:n]
     assert (y > 0).sum() > 0
-    booster = Booster(indptr, indices, adjp.n_features, y, m, BoostSettings(smoothing=0.0))  # the reference: ε
+    # the reference: ε
+    booster = Booster(indptr, indices, adjp.n_features, y, m, BoostSettings(smoothing=0.0))
     results = run(booster, 10)
     assert len(results) == 10
     X = sp.csr_matrix((np.ones(len(indices), dtype=np.int8), indices, indptr),

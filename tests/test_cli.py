@@ -71,7 +71,8 @@ def test_eval_one_per_line_blank_is_failed_parse(tmp_path: Path, files: tuple[Pa
 def test_compare(files: tuple[Path, Path]) -> None:
     code, out, _ = invoke("compare", str(files[0]), str(files[1]), str(files[0]), "--trials", "200", "--json")
     payload = json.loads(out)
-    assert code == 0 and payload["metrics"]["f1"]["b"] == 100.0 and 0 < payload["metrics"]["f1"]["p_value"] <= 1
+    assert code == 0 and payload["metrics"]["f1"]["b"] == 100.0 \
+        and 0 < payload["metrics"]["f1"]["p_value"] <= 1
 
 
 def test_treebank_stats_raw_and_preprocessed() -> None:
@@ -175,7 +176,8 @@ def test_init_prepare_sql(tmp_path: Path) -> None:
     db = tmp_path / "db" / "c.sqlite"
     code, out, _ = invoke("init", "--db", str(db))
     assert code == 0 and "created" in out
-    code, out, err = invoke("prepare", "--db", str(db), "--train", str(sample_path("dev")), "--max-words", "8")
+    code, out, err = invoke("prepare", "--db", str(db), "--train", str(sample_path("dev")), "--max-words",
+                            "8")
     assert code == 0 and "prepared run 1" in out and "NP" in out
     code, out, _ = invoke("prepare", "--db", str(db), "--train", str(sample_path("dev")), "--max-words", "8")
     assert code == 0 and "nothing to do" in out

@@ -72,7 +72,8 @@ RICH = FeatureConfig(context=3, child_extra=True, head_of_child=True, context_ex
 
 @pytest.mark.parametrize("constraints, config", [(True, FeatureConfig()), (False, RICH), (True, RICH)])
 def test_parser_kernel_computes_the_same_rows_as_prepare(constraints: bool, config: FeatureConfig) -> None:
-    kept = list(preprocess_treebank(read_trees(sample_path("train")), PreprocessConfig.without((), max_words=15)))
+    kept = list(preprocess_treebank(read_trees(sample_path("train")),
+                                    PreprocessConfig.without((), max_words=15)))
     kept = kept if config == FeatureConfig() else kept[:60]
     generator, expected, found = prepare_and_parser_rows(kept, config, constraints)
     assert generator.report.breaks_constraints == 0
@@ -133,7 +134,8 @@ def test_max_words_zero_keeps_every_length(tmp_path: Path) -> None:
         subprocess.run([clparse, "prepare", "--db", str(db), "--train", str(treebank), *flag], check=True,
                        capture_output=True)
         assert read_rows(db, "SELECT count(*) FROM sentences WHERE split = 'train'") == [(expected,)]
-    [(stored,)] = read_rows(tmp_path / "db2.sqlite", "SELECT json_extract(config_json, '$.settings.max_words') FROM runs")
+    [(stored,)] = read_rows(tmp_path / "db2.sqlite",
+                            "SELECT json_extract(config_json, '$.settings.max_words') FROM runs")
     assert stored is None
     with pytest.raises(ConfigurationError):
         PrepareSettings(max_words=0)

@@ -1,4 +1,5 @@
-"""The CRF POS tagger: byte round trips, reproducible training, refusal of bad bytes, the features, accuracy."""
+"""The CRF POS tagger: byte round trips, reproducible training, refusal of bad bytes, the features,
+accuracy."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ HEADER = struct.Struct("<16sHH32s")  # written out here on purpose: the format i
 
 
 def _sample(split: str) -> TaggedSentences:
-    return [[(w, t) for w, t in tree.tagged_words() if t != "-NONE-"] for tree in read_trees(sample_path(split))]
+    return [[(w, t) for w, t in tree.tagged_words() if t != "-NONE-"]
+            for tree in read_trees(sample_path(split))]
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +73,8 @@ def test_training_twice_gives_identical_bytes(train_sents: TaggedSentences) -> N
     subset = train_sents[:100]
     first = CrfTagger.train(subset, iterations=15).to_bytes()
     assert CrfTagger.train(subset, iterations=15).to_bytes() == first
-    assert CrfTagger.train(subset, iterations=15, c1=0.1).to_bytes() != first  # the settings do reach CRFsuite
+    # the settings do reach CRFsuite
+    assert CrfTagger.train(subset, iterations=15, c1=0.1).to_bytes() != first
 
 
 def test_beats_the_most_frequent_tag_baseline(sample_tagger: CrfTagger, train_sents: TaggedSentences,
@@ -82,7 +85,8 @@ def test_beats_the_most_frequent_tag_baseline(sample_tagger: CrfTagger, train_se
             seen[word][tag] += 1
     commonest = Counter(tag for sentence in train_sents for _, tag in sentence).most_common(1)[0][0]
     tokens = [(w, t) for sentence in dev_sents for w, t in sentence]
-    baseline = sum((seen[w].most_common(1)[0][0] if w in seen else commonest) == t for w, t in tokens) / len(tokens)
+    baseline = sum((seen[w].most_common(1)[0][0] if w in seen else commonest) == t
+                   for w, t in tokens) / len(tokens)
     # Measured: baseline 0.765, CRF 0.926 (50 iterations), NLTK perceptron 0.875 on the same sample.
     accuracy = sample_tagger.accuracy(dev_sents)
     assert accuracy > baseline + 0.10
@@ -99,7 +103,8 @@ def test_features_of_a_tiny_sentence() -> None:
     assert sentence_features(["UN-5"]) == [
         ["bias", "w=un-5", "p1=u", "s1=5", "p2=un", "s2=-5", "p3=un-", "s3=n-5", "p4=un-5", "s4=un-5",
          "shape=X-d", "has_digit", "has_hyphen", "init_cap_first", "all_caps",
-         "w-2=<s2>", "w-1=<s1>", "w+1=</s1>", "w+2=</s2>", "w-1|w=<s1>|un-5", "w|w+1=un-5|</s1>", "BOS", "EOS"],
+         "w-2=<s2>", "w-1=<s1>", "w+1=</s1>", "w+2=</s2>", "w-1|w=<s1>|un-5", "w|w+1=un-5|</s1>",
+         "BOS", "EOS"],
     ]
     middle = sentence_features(["a", "Big", "dog", "."])[1]
     assert "init_cap" in middle and "init_cap_first" not in middle and "BOS" not in middle
@@ -200,7 +205,8 @@ def test_words_that_are_not_utf8_are_tagged() -> None:
     data = [[("a", "DT"), ("dog", "NN")], [("a", "DT"), ("b\udc80d", "NN")]] * 5
     tagger = CrfTagger.train(data, iterations=10)
     assert tagger.tag(["a", "b\udc80d"]) == ["DT", "NN"]
-    assert tagger.tag(["\udcff", "dog"]) == tagger.tag(["\\udcff", "dog"])  # the escape is what the model sees
+    # the escape is what the model sees
+    assert tagger.tag(["\udcff", "dog"]) == tagger.tag(["\\udcff", "dog"])
 
 
 def test_bad_input_is_refused_like_the_perceptron() -> None:

@@ -23,10 +23,13 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from clparse.boost.booster import BoostSettings
-from clparse.train import StopRule, train
-from tests.dask_hooks import Watch, assert_no_storage_on
-from tests.test_train import CLPARSE, Runs, check_consistent, copy_db, dump, progress, runs, watch
+# E402: these imports follow the importorskip above on purpose (the module is skipped without distributed).
+# F401/F811: ``runs`` is a pytest fixture of tests.test_train, imported so that this module's tests get it.
+from clparse.boost.booster import BoostSettings  # noqa: E402
+from clparse.train import StopRule, train  # noqa: E402
+from tests.dask_hooks import Watch, assert_no_storage_on  # noqa: E402
+from tests.test_train import (  # noqa: E402, F401
+    CLPARSE, Runs, check_consistent, copy_db, dump, progress, runs, watch)
 
 LABELS = ("ADJP", "NP", "VP")
 ITERATIONS = 25
@@ -82,7 +85,8 @@ def test_local_cluster_equals_jobs_1(base_db: Path, reference: dict[str, Any], t
 
 
 @pytest.mark.slow
-def test_worker_killed_mid_label_is_resubmitted(base_db: Path, reference: dict[str, Any], tmp_path: Path) -> None:
+def test_worker_killed_mid_label_is_resubmitted(base_db: Path, reference: dict[str, Any],
+                                                tmp_path: Path) -> None:
     """SIGKILL a worker as it starts NP's batch after iteration 8: NP restarts from the database on a
     worker, the result is the same bytes, and no worker ever touched the database."""
     db = copy_db(base_db, tmp_path / "killed-worker.sqlite")
@@ -101,8 +105,8 @@ def test_worker_killed_mid_label_is_resubmitted(base_db: Path, reference: dict[s
 
 
 @pytest.mark.slow
-def test_separate_processes_and_a_killed_coordinator(base_db: Path, reference: dict[str, Any], runs: Runs,
-                                                     tmp_path: Path) -> None:
+def test_separate_processes_and_a_killed_coordinator(base_db: Path, reference: dict[str, Any],
+                                                     runs: Runs, tmp_path: Path) -> None:  # noqa: F811 (fixture)
     """``dask scheduler`` and two ``dask worker`` processes, as on a cluster; ``clparse train --dask`` is
     SIGKILLed mid-run, and run again: every label resumes, and ends in the same bytes."""
     db = copy_db(base_db, tmp_path / "separate.sqlite")
@@ -171,14 +175,17 @@ def test_without_dask_one_line_says_how_to_install_it(base_db: Path, tmp_path: P
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
     assert result.stderr.splitlines() == ["Error: --dask needs Dask's distributed scheduler: pip install "
-                                          "'clparse[dask]' (or pip install 'dask[distributed]')"], result.stderr
-    result = subprocess.run([str(CLPARSE), "train", "--db", str(db), "--dask", "nowhere"], capture_output=True,
-                            text=True, timeout=120)
+                                          "'clparse[dask]' (or pip install 'dask[distributed]')"], \
+        result.stderr
+    result = subprocess.run([str(CLPARSE), "train", "--db", str(db), "--dask", "nowhere"],
+                            capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and "Error: Invalid value for '--dask'" in result.stderr
 
 
 def test_dask_is_imported_only_for_dask() -> None:
-    code = ("import sys, cli, clparse.parser, clparse.train.parallel, clparse.train.label, clparse.train.status; "
+    code = ("import sys, cli, clparse.parser, clparse.train.parallel, clparse.train.label, "
+            "clparse.train.status; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))")
-    loaded = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.strip()
+    loaded = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                            text=True).stdout.strip()
     assert loaded == "[]"

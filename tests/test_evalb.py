@@ -61,7 +61,8 @@ def test_advp_and_prt_are_the_same_label() -> None:
 
 
 def test_function_tags_and_indices_are_cut() -> None:
-    assert counts("(S (NP-SBJ-1 (PRP I)) (VP=2 (VBD ran)))", "(S (NP (PRP I)) (VP (VBD ran)))") == ("ok", 3, 3, 3)
+    assert counts("(S (NP-SBJ-1 (PRP I)) (VP=2 (VBD ran)))",
+                  "(S (NP (PRP I)) (VP (VBD ran)))") == ("ok", 3, 3, 3)
 
 
 def test_empty_elements_and_their_brackets_vanish() -> None:
@@ -72,7 +73,8 @@ def test_empty_elements_and_their_brackets_vanish() -> None:
 
 
 def test_punctuation_only_bracket_is_dropped() -> None:
-    assert counts("(S (NP (NN x)) (PRN (, ,)) (VP (VBZ is)))", "(S (NP (NN x)) (VP (VBZ is)))") == ("ok", 3, 3, 3)
+    assert counts("(S (NP (NN x)) (PRN (, ,)) (VP (VBZ is)))",
+                  "(S (NP (NN x)) (VP (VBZ is)))") == ("ok", 3, 3, 3)
 
 
 def test_root_and_top_wrappers() -> None:
@@ -90,7 +92,8 @@ def test_empty_parse_is_skipped_not_counted() -> None:
     test = [Tree("", []), parse_tree("(S (NP (PRP You)) (VP (VBD sat)))")]
     result = evaluate(gold, test)
     assert result.sentences[0].status == "skip"
-    assert (result.all.skipped, result.all.valid, result.all.gold_brackets, result.all.recall) == (1, 1, 3, 100.0)
+    assert (result.all.skipped, result.all.valid, result.all.gold_brackets,
+            result.all.recall) == (1, 1, 3, 100.0)
 
 
 def test_word_and_length_mismatches_are_errors_that_name_the_tokens() -> None:
@@ -139,7 +142,8 @@ def test_crossing_counts_test_brackets() -> None:
 
 
 def test_tagging_accuracy_over_kept_words() -> None:
-    r = evaluate_sentence(1, parse_tree("(S (NN a) (VB b) (. .))"), parse_tree("(S (NN a) (NN b) (. .))"), DEFAULT)
+    r = evaluate_sentence(1, parse_tree("(S (NN a) (VB b) (. .))"), parse_tree("(S (NN a) (NN b) (. .))"),
+                          DEFAULT)
     assert (r.words, r.correct_tags) == (2, 1)
 
 
@@ -185,5 +189,6 @@ def test_properties(a: Tree) -> None:
     b = _right_branching(a)
     ab, ba = evaluate_sentence(1, a, b, DEFAULT), evaluate_sentence(1, b, a, DEFAULT)
     assert ab.status == ba.status == "ok"
-    assert (ab.matched, ab.gold_brackets, ab.test_brackets) == (ba.matched, ba.test_brackets, ba.gold_brackets)
+    assert (ab.matched, ab.gold_brackets, ab.test_brackets) == (ba.matched, ba.test_brackets,
+                                                                ba.gold_brackets)
     assert ab.matched <= min(ab.gold_brackets, ab.test_brackets)

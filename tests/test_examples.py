@@ -114,7 +114,8 @@ def test_features_of_a_hand_worked_state() -> None:
     # state: NP(The dog) built; frontier = NP, saw/VBD, me/PRP. Candidate: VP over (VBD, PRP), head = VBD.
     leaves = leaf_items([("The", "DT"), ("dog", "NN"), ("saw", "VBD"), ("me", "PRP")])
     frontier = [build("NP", leaves[:2]), leaves[2], leaves[3]]
-    got = candidate_features(frontier, 1, 3, head=0, config=replace(FeatureConfig.paper(context=1), exists_terminal=False))
+    got = candidate_features(frontier, 1, 3, head=0,
+                             config=replace(FeatureConfig.paper(context=1), exists_terminal=False))
 
     none = ("<none>",) * 3
     expected = (
@@ -126,10 +127,12 @@ def test_features_of_a_hand_worked_state() -> None:
         | item("grandchild", "last.first", *none) | item("grandchild", "last.last", *none)
         | item("grandchild", "head.first", *none) | item("grandchild", "head.last", *none)
         | item("exists", "all", "VBD", "VBD", "saw") | item("exists", "all", "PRP", "PRP", "me")
-        | item("exists", "non-leftmost", "PRP", "PRP", "me") | item("exists", "non-rightmost", "VBD", "VBD", "saw")
+        | item("exists", "non-leftmost", "PRP", "PRP", "me")
+        | item("exists", "non-rightmost", "VBD", "VBD", "saw")
         | item("exists", "non-head", "PRP", "PRP", "me") | item("exists", "right-of-head", "PRP", "PRP", "me")
         | item("exists", "head-and-left", "VBD", "VBD", "saw")
-        | item("exists", "head-and-right", "VBD", "VBD", "saw") | item("exists", "head-and-right", "PRP", "PRP", "me")
+        | item("exists", "head-and-right", "VBD", "VBD", "saw")
+        | item("exists", "head-and-right", "PRP", "PRP", "me")
     )
     assert got == expected
 
@@ -147,7 +150,8 @@ def test_terminal_exists_features_look_inside_items() -> None:
 def test_richer_templates_of_a_hand_worked_state() -> None:
     # frontier: NP(The dog) saw/VBD a/DT cat/NN . ; candidate over (saw, NP(a cat)) is not built yet, so
     # take VP over frontier[1:4] = saw, a, cat with head 0 (saw), context 1 each side.
-    leaves = leaf_items([("The", "DT"), ("dog", "NN"), ("saw", "VBD"), ("a", "DT"), ("cat", "NN"), ("now", "RB")])
+    leaves = leaf_items([("The", "DT"), ("dog", "NN"), ("saw", "VBD"), ("a", "DT"), ("cat", "NN"),
+                         ("now", "RB")])
     np_item = build("NP", leaves[:2])  # head child: dog (NN)
     frontier = [np_item, leaves[2], leaves[3], leaves[4], leaves[5]]
     config = FeatureConfig(context=1, child=False, grandchild=False, exists=False, exists_terminal=False,
@@ -159,9 +163,11 @@ def test_richer_templates_of_a_hand_worked_state() -> None:
         item("context", "left-1", "NP", "NN", "dog") | item("context", "right-1", "RB", "RB", "now")
         | item("child", "second", "DT", "DT", "a") | item("child", "second-to-last", "DT", "DT", "a")
         | item("child", "head-2", *none) | item("child", "head+2", "NN", "NN", "cat")
-        | item("grandchild", "first.head", *none) | item("grandchild", "last.head", *none)  # leaves have no head child
+        # leaves have no head child
+        | item("grandchild", "first.head", *none) | item("grandchild", "last.head", *none)
         | item("grandchild", "head.head", *none)
-        | item("exists", "left-context", "NP", "NN", "dog") | item("exists", "right-context", "RB", "RB", "now")
+        | item("exists", "left-context", "NP", "NN", "dog")
+        | item("exists", "right-context", "RB", "RB", "now")
         | {"length[children].count = 3", "length[terminals].count = 3"}
     )
     assert got == expected

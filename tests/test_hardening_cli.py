@@ -24,8 +24,8 @@ ENV = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 def clparse(*args: str | Path, stdin: str | None = None, cwd: Path | None = None,
             timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(BIN / "clparse"), *map(str, args)], input=stdin, capture_output=True, text=True,
-                          env=ENV, cwd=cwd, timeout=timeout)
+    return subprocess.run([str(BIN / "clparse"), *map(str, args)], input=stdin,
+                          capture_output=True, text=True, env=ENV, cwd=cwd, timeout=timeout)
 
 
 def one_error(done: subprocess.CompletedProcess[str], status: int = 1) -> str:
@@ -73,15 +73,16 @@ def untrained_db(treebank: Path, tmp_path_factory: pytest.TempPathFactory) -> Pa
 
 def test_prepare_takes_several_files_after_one_flag_and_directories(treebank: Path, tmp_path: Path) -> None:
     by_files = tmp_path / "files.sqlite"
-    done = clparse("prepare", "--db", by_files, "--train", treebank / "train" / "a.ptb", treebank / "train" / "b.mrg",
-                   "--dev", treebank / "dev" / "a.ptb", "--max-words", "40")
+    done = clparse("prepare", "--db", by_files, "--train", treebank / "train" / "a.ptb",
+                   treebank / "train" / "b.mrg", "--dev", treebank / "dev" / "a.ptb", "--max-words", "40")
     assert done.returncode == 0, done.stderr
     by_dir = tmp_path / "dirs.sqlite"
     done = clparse("prepare", "--db", by_dir, "--train", treebank / "train", "--dev", treebank / "dev",
                    "--max-words", "40")
     assert done.returncode == 0, done.stderr
     query = "SELECT split, path, trees FROM treebank_files ORDER BY id"
-    expected = [("train", str(treebank / "train" / "a.ptb"), 12), ("train", str(treebank / "train" / "b.mrg"), 12),
+    expected = [("train", str(treebank / "train" / "a.ptb"), 12),
+                ("train", str(treebank / "train" / "b.mrg"), 12),
                 ("dev", str(treebank / "dev" / "a.ptb"), 4)]
     assert read_rows(by_files, query) == expected
     assert read_rows(by_dir, query) == expected
@@ -90,8 +91,8 @@ def test_prepare_takes_several_files_after_one_flag_and_directories(treebank: Pa
 def test_a_directory_without_treebank_files_is_named(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     done = clparse("prepare", "--db", tmp_path / "x.sqlite", "--train", tmp_path / "empty")
-    assert one_error(done, 2) == (f"Error: Invalid value for '--train': {tmp_path / 'empty'}: directory holds no "
-                                  "treebank file (*.ptb or *.mrg)")
+    assert one_error(done, 2) == (f"Error: Invalid value for '--train': {tmp_path / 'empty'}: directory "
+                                  "holds no treebank file (*.ptb or *.mrg)")
     assert not (tmp_path / "x.sqlite").exists()
 
 
@@ -110,7 +111,8 @@ def test_backup_copies_consistently_while_a_writer_holds_a_transaction(trained_d
 
     writer = apsw.Connection(str(db_copy))
     writer.execute("BEGIN IMMEDIATE")
-    writer.execute("UPDATE label_training SET message = 'uncommitted'")  # in flight, like a training iteration
+    # in flight, like a training iteration
+    writer.execute("UPDATE label_training SET message = 'uncommitted'")
     try:
         target = tmp_path / "copy.sqlite"
         done = clparse("backup", "--db", db_copy, target)
@@ -122,18 +124,20 @@ def test_backup_copies_consistently_while_a_writer_holds_a_transaction(trained_d
     assert read_rows(target, "PRAGMA integrity_check") == [("ok",)]
     query = "SELECT count(*), sum(iteration) FROM label_training WHERE message IS NOT 'uncommitted'"
     assert read_rows(target, query) == read_rows(trained_db, query)
-    assert read_rows(target, "SELECT count(*) FROM tree_nodes") == read_rows(trained_db, "SELECT count(*) FROM tree_nodes")
+    assert (read_rows(target, "SELECT count(*) FROM tree_nodes")
+            == read_rows(trained_db, "SELECT count(*) FROM tree_nodes"))
 
 
 def test_backup_never_overwrites(trained_db: Path, tmp_path: Path) -> None:
     target = tmp_path / "exists.sqlite"
     target.write_text("keep me")
     done = clparse("backup", "--db", trained_db, target)
-    assert one_error(done) == f"Error: {target}: already exists; choose a new name (a backup never overwrites)"
+    assert one_error(done) == (f"Error: {target}: already exists; choose a new name "
+                               "(a backup never overwrites)")
     assert target.read_text() == "keep me"
 
 
-# ----------------------------------------------------------------------------- 17. prepare: checks first, cleans up
+# ----------------------------------------------------------------------- 17. prepare: checks first, cleans up
 
 
 def test_prepare_failing_on_a_new_path_leaves_no_database(treebank: Path, tmp_path: Path) -> None:
@@ -150,7 +154,8 @@ def test_prepare_checks_skip_step_before_creating_anything(treebank: Path, tmp_p
     db = tmp_path / "new.sqlite"
     done = clparse("prepare", "--db", db, "--train", treebank / "train", "--skip-step", "max_words")
     error = one_error(done, 2)
-    assert error.startswith("Error: Invalid value for '--skip-step': 'max_words' is not one of 'strip_function_tags'")
+    assert error.startswith("Error: Invalid value for '--skip-step': 'max_words' is not one of "
+                            "'strip_function_tags'")
     assert not db.exists()
 
 
@@ -158,9 +163,9 @@ def test_prepare_refuses_skip_bad_with_the_reason(treebank: Path, tmp_path: Path
     db = tmp_path / "new.sqlite"
     done = clparse("prepare", "--db", db, "--train", treebank / "train", "--skip-bad")
     assert one_error(done, 2) == (
-        "Error: prepare does not skip bad trees: a run stores every tree of its files (and their digests); fix the "
-        "tree the error names, or write the good trees with `clparse treebank preprocess --skip-bad --skip-step "
-        "...` first")
+        "Error: prepare does not skip bad trees: a run stores every tree of its files (and their digests); "
+        "fix the tree the error names, or write the good trees with `clparse treebank preprocess "
+        "--skip-bad --skip-step ...` first")
     assert not db.exists()
 
 
@@ -170,8 +175,8 @@ def test_prepare_refuses_skip_bad_with_the_reason(treebank: Path, tmp_path: Path
 def test_eval_into_a_closed_pipe_is_quiet(tmp_path: Path) -> None:
     gold = tmp_path / "gold.ptb"
     gold.write_text("(ROOT (S (NP (PRP I)) (VP (VBD ran)) (. .)))\n" * 5000)  # far more than a pipe buffer
-    done = subprocess.run(f"clparse eval --sentences {gold} {gold} | head -n 1", shell=True, capture_output=True,
-                          text=True, env=ENV, timeout=300)
+    done = subprocess.run(f"clparse eval --sentences {gold} {gold} | head -n 1", shell=True,
+                          capture_output=True, text=True, env=ENV, timeout=300)
     assert done.stderr == ""
     assert len(done.stdout.splitlines()) == 1
 
@@ -213,8 +218,8 @@ def test_binary_input_is_one_line_naming_file_and_line(untrained_db: Path, tmp_p
     nul = tmp_path / "nul.txt"
     nul.write_bytes(b"a b\nc\x00d\n")
     done = clparse("parse", "--db", untrained_db, "--theta", "1", nul)
-    assert one_error(done) == (f"Error: {nul}:2: binary data (NUL byte), not text; give a text file of tokenized "
-                               "sentences")
+    assert one_error(done) == (f"Error: {nul}:2: binary data (NUL byte), not text; give a text file of "
+                               "tokenized sentences")
 
 
 def test_input_is_checked_before_the_model_is_loaded(untrained_db: Path, tmp_path: Path) -> None:
@@ -285,8 +290,8 @@ def test_progress_line_has_total_and_eta() -> None:
 def test_read_only_sql_writes_no_file(trained_db: Path, tmp_path: Path) -> None:
     target = tmp_path / "copy.sqlite"
     done = clparse("sql", "--db", trained_db, f"VACUUM INTO '{target}'")
-    assert one_error(done) == (f"Error: ATTACH and VACUUM INTO open another file ({target}) for writing; refused: "
-                               "clparse sql is read-only without --write")
+    assert one_error(done) == (f"Error: ATTACH and VACUUM INTO open another file ({target}) for writing; "
+                               "refused: clparse sql is read-only without --write")
     assert not target.exists()
     done = clparse("sql", "--db", trained_db, f"ATTACH '{target}' AS other")
     assert one_error(done).startswith("Error: ATTACH and VACUUM INTO open another file")
@@ -295,8 +300,8 @@ def test_read_only_sql_writes_no_file(trained_db: Path, tmp_path: Path) -> None:
 
 def test_read_only_sql_says_read_only_for_pragmas(trained_db: Path) -> None:
     done = clparse("sql", "--db", trained_db, "PRAGMA journal_mode=DELETE")
-    assert one_error(done) == ("Error: PRAGMA journal_mode = DELETE would change the database; refused: clparse sql "
-                               "is read-only without --write")
+    assert one_error(done) == ("Error: PRAGMA journal_mode = DELETE would change the database; refused: "
+                               "clparse sql is read-only without --write")
     done = clparse("sql", "--db", trained_db, "PRAGMA table_info(labels)")  # reading pragmas still work
     assert done.returncode == 0 and "name" in done.stdout
 
@@ -335,8 +340,8 @@ def damaged_db(db_copy: Path) -> Path:
     return db_copy
 
 
-DAMAGED = ("the database is damaged; nothing was written to it; restore it from a backup (`clparse backup` makes "
-           "one)")
+DAMAGED = ("the database is damaged; nothing was written to it; restore it from a backup (`clparse backup` "
+           "makes one)")
 
 
 def test_parse_on_a_damaged_database_is_one_line(damaged_db: Path) -> None:
@@ -411,8 +416,8 @@ def claim_for(db: Path, label: str, pid: int, updated_at: str) -> None:
     import apsw
 
     connection = apsw.Connection(str(db))
-    connection.execute("UPDATE label_training SET state = 'training', pid = ?, updated_at = ? WHERE label_id = "
-                       "(SELECT id FROM labels WHERE name = ?)", (pid, updated_at, label))
+    connection.execute("UPDATE label_training SET state = 'training', pid = ?, updated_at = ? WHERE label_id "
+                       "= (SELECT id FROM labels WHERE name = ?)", (pid, updated_at, label))
     connection.close()
 
 
@@ -425,8 +430,8 @@ def test_a_reused_pid_does_not_hold_a_claim(db_copy: Path, sleeper: Callable[[],
                               "WHERE l.name = 'ADVP'") == [("stopped",)]
 
 
-def test_a_second_trainer_leaves_claimed_labels_alone_and_trains_the_others(db_copy: Path,
-                                                                            sleeper: Callable[[], int]) -> None:
+def test_a_second_trainer_leaves_claimed_labels_alone_and_trains_the_others(
+        db_copy: Path, sleeper: Callable[[], int]) -> None:
     from datetime import datetime, timezone
 
     pid = sleeper()
@@ -434,8 +439,8 @@ def test_a_second_trainer_leaves_claimed_labels_alone_and_trains_the_others(db_c
     claim_for(db_copy, "ADVP", pid, datetime.now(timezone.utc).isoformat(timespec="seconds"))
     done = clparse("train", "--db", db_copy, "--labels", "ADVP,ADJP", "--until-theta", "2.5")
     assert done.returncode == 1
-    assert (f"warning: label ADVP left alone: label ADVP is being trained by process {pid}; stop it first (or wait "
-            "for it)") in done.stderr.splitlines()
+    assert (f"warning: label ADVP left alone: label ADVP is being trained by process {pid}; stop it first "
+            "(or wait for it)") in done.stderr.splitlines()
     states = dict(read_rows(db_copy, "SELECT l.name, t.state FROM label_training t JOIN labels l ON l.id = "
                                      "t.label_id WHERE l.name IN ('ADVP', 'ADJP')"))
     assert states == {"ADVP": "training", "ADJP": "stopped"}
@@ -466,8 +471,8 @@ def test_a_claim_names_its_host_and_pid(db_copy: Path) -> None:
     settings = store.state("ADVP").settings
     store.claim("ADVP", settings, trainer_alive, claim_note())
     store.close()
-    (message,), = read_rows(db_copy, "SELECT t.message FROM label_training t JOIN labels l ON l.id = t.label_id "
-                                     "WHERE l.name = 'ADVP'")
+    (message,), = read_rows(db_copy, "SELECT t.message FROM label_training t JOIN labels l "
+                                     "ON l.id = t.label_id WHERE l.name = 'ADVP'")
     assert message == f"training on {socket.gethostname()} as pid {os.getpid()}"
 
 
@@ -476,7 +481,8 @@ def test_a_claim_names_its_host_and_pid(db_copy: Path) -> None:
 
 def test_a_worker_checks_its_parent_before_importing_the_trainer() -> None:
     code = ("import sys\nfrom clparse.train import worker\n"
-            "assert 'numpy' not in sys.modules and 'sqlalchemy' not in sys.modules, 'heavy imports at start-up'\n"
+            "assert 'numpy' not in sys.modules and 'sqlalchemy' not in sys.modules, "
+            "'heavy imports at start-up'\n"
             "worker.die_with_parent(1)\n"  # pid 1 is not our parent: the parent is gone, so exit at once
             "print('still running')\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=120)
@@ -490,7 +496,8 @@ def test_a_worker_checks_its_parent_before_importing_the_trainer() -> None:
 @pytest.mark.parametrize("args", [["--help"], ["sql", "SELECT 1"], ["status"]], ids=["help", "sql", "status"])
 def test_quick_commands_do_not_import_the_trainer(trained_db: Path, args: list[str]) -> None:
     """numba, scipy, the booster (seconds under load) and Alembic: these commands never need them."""
-    argv = ["clparse", *args] if args == ["--help"] else ["clparse", args[0], "--db", str(trained_db), *args[1:]]
+    argv = (["clparse", *args] if args == ["--help"]
+            else ["clparse", args[0], "--db", str(trained_db), *args[1:]])
     code = ("import sys\nfrom clparse.cli import main\n"
             f"sys.argv = {argv!r}\n"
             "try:\n    main()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
@@ -542,8 +549,8 @@ def test_killing_the_parent_while_workers_start_leaves_no_orphans(db_copy: Path)
     """SIGKILL the trainer as soon as its workers exist (they are still importing numba): none may go on
     to train its label (before, they trained to the end and kept their labels claimed)."""
     process = subprocess.Popen([str(BIN / "clparse"), "train", "--db", str(db_copy), "--jobs", "2",
-                                "--until-theta", "0.05"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               env=ENV)
+                                "--until-theta", "0.05"], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, env=ENV)
     deadline = time.monotonic() + 120
     workers: list[int] = []
     while not workers and time.monotonic() < deadline and process.poll() is None:
@@ -559,12 +566,13 @@ def test_killing_the_parent_while_workers_start_leaves_no_orphans(db_copy: Path)
         time.sleep(0.2)
     assert not any(alive(pid) for pid in workers), "orphan workers still running"
     (after,), = read_rows(db_copy, trees)
-    assert after - before <= len(workers), f"orphans trained {after - before} more trees"  # ≤ 1 in flight each
+    # ≤ 1 in flight each
+    assert after - before <= len(workers), f"orphans trained {after - before} more trees"
 
 
 def test_train_shows_labels_done_on_a_terminal(db_copy: Path) -> None:
-    status, _, shown = run_on_terminal([str(BIN / "clparse"), "train", "--db", str(db_copy), "--labels", "ADVP,ADJP",
-                                        "--until-theta", "2.5"], "", ENV)
+    status, _, shown = run_on_terminal([str(BIN / "clparse"), "train", "--db", str(db_copy), "--labels",
+                                        "ADVP,ADJP", "--until-theta", "2.5"], "", ENV)
     assert status == 0, shown
     assert "training: 2/2 labels (100 %)" in shown
     done = clparse("train", "--db", db_copy, "--labels", "ADVP,ADJP", "--until-theta", "2")
@@ -574,4 +582,5 @@ def test_train_shows_labels_done_on_a_terminal(db_copy: Path) -> None:
 def test_calibrate_thetas_are_checked_and_named(trained_db: Path) -> None:
     """Was a ValueError traceback."""
     done = clparse("calibrate", "--db", trained_db, "--thetas", "20,abc")
-    assert one_error(done, 2) == "Error: Invalid value for '--thetas': '20,abc' is not a comma-separated list of numbers"
+    assert one_error(done, 2) == ("Error: Invalid value for '--thetas': '20,abc' is not a comma-separated "
+                                  "list of numbers")

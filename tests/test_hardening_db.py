@@ -27,8 +27,8 @@ BIN = Path(sys.executable).parent
     (apsw.BusyError("database is locked"),
      "db.sqlite: the database stayed locked by another process for 20 s; try again"),
     (apsw.CorruptError("database disk image is malformed"),
-     "db.sqlite: the database is damaged; nothing was written to it; restore it from a backup (`clparse backup` "
-     "makes one)"),
+     "db.sqlite: the database is damaged; nothing was written to it; restore it from a backup (`clparse "
+     "backup` makes one)"),
     (apsw.SQLError("no such table: x\n(more)"), "db.sqlite: database error: no such table: x"),
 ])
 def test_sqlite_errors_become_one_line(error: Exception, expected: str) -> None:
@@ -45,9 +45,10 @@ def test_sqlite_errors_become_one_line(error: Exception, expected: str) -> None:
 def test_a_full_disk_during_a_write_is_one_line(db_copy: Path) -> None:
     """A real SQLITE_FULL: the file may not grow by a page (as on a full disk)."""
     (pages,), = read_rows(db_copy, "PRAGMA page_count")
-    query = f"PRAGMA max_page_count = {pages}; CREATE TABLE filler AS SELECT randomblob(100000) AS b FROM labels"
-    done = subprocess.run([str(BIN / "clparse"), "sql", "--db", str(db_copy), "--write", query], capture_output=True,
-                          text=True, timeout=120)
+    query = (f"PRAGMA max_page_count = {pages}; "
+             "CREATE TABLE filler AS SELECT randomblob(100000) AS b FROM labels")
+    done = subprocess.run([str(BIN / "clparse"), "sql", "--db", str(db_copy), "--write", query],
+                          capture_output=True, text=True, timeout=120)
     assert done.returncode == 1
     assert done.stderr == (f"Error: {db_copy}: the disk is full; the transaction in flight was rolled back, "
                            "everything committed before is intact; free space and run the command again\n")
@@ -152,7 +153,8 @@ def test_the_api_and_the_cli_agree_on_empty_sentences(trained_db: Path) -> None:
 
     parser = Parser.from_db(trained_db, theta=3.0, beam=1)
     assert format_tree(parser.parse("").tree) == "(ROOT)"
-    done = subprocess.run([str(BIN / "clparse"), "parse", "--db", str(trained_db), "--theta", "3", "--beam", "1"],
+    done = subprocess.run([str(BIN / "clparse"), "parse", "--db", str(trained_db), "--theta", "3",
+                           "--beam", "1"],
                           input="\n", capture_output=True, text=True, timeout=300, env=os.environ)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "(ROOT)\n"
@@ -164,7 +166,8 @@ def test_training_failures_are_described_in_one_line() -> None:
 
     from clparse.store.database import describe, is_full
 
-    full = sqlalchemy.exc.OperationalError("INSERT INTO iterations ...", {"x": 1}, apsw.FullError("disk is full"))
+    full = sqlalchemy.exc.OperationalError("INSERT INTO iterations ...", {"x": 1},
+                                           apsw.FullError("disk is full"))
     assert is_full(full)
     assert describe(full, "db.sqlite").startswith("db.sqlite: the disk is full; ")
     assert describe(ValueError("bad"), "db.sqlite") == "ValueError: bad"

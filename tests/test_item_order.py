@@ -123,11 +123,13 @@ def test_prepare_offers_exactly_the_legal_candidates_and_one_positive_per_state(
 
 
 def test_an_order_has_fewer_candidates_than_random_paths() -> None:
-    kept = list(preprocess_treebank(read_trees(sample_path("train")), PreprocessConfig.without((), max_words=15)))
+    kept = list(preprocess_treebank(read_trees(sample_path("train")),
+                                    PreprocessConfig.without((), max_words=15)))
     totals = {}
     for order in ("random", "l2r", "r2l"):
-        generator = ExampleGenerator(LABELS + ["CONJP", "FRAG", "INTJ", "NX", "PRN", "QP", "SINV", "SQ", "UCP",
-                                               "WHADVP", "WHNP", "WHPP", "X", "SBARQ", "WHADJP", "NAC", "LST"],
+        generator = ExampleGenerator(LABELS + ["CONJP", "FRAG", "INTJ", "NX", "PRN", "QP", "SINV", "SQ",
+                                               "UCP", "WHADVP", "WHNP", "WHPP", "X", "SBARQ", "WHADJP",
+                                               "NAC", "LST"],
                                      FeatureConfig(), 5, 0, order=order)
         for position, result in enumerate(kept[:80]):
             tree = generator.prepare_tree(result.tree)
@@ -141,7 +143,8 @@ def test_an_order_has_fewer_candidates_than_random_paths() -> None:
 
 @pytest.mark.parametrize("order", ["l2r", "r2l"])
 def test_parser_kernel_offers_the_same_candidates_and_rows_as_prepare(order: str) -> None:
-    kept = list(preprocess_treebank(read_trees(sample_path("train")), PreprocessConfig.without((), max_words=15)))
+    kept = list(preprocess_treebank(read_trees(sample_path("train")),
+                                    PreprocessConfig.without((), max_words=15)))
     _, expected, found = prepare_and_parser_rows(kept[:80], FeatureConfig.paper(), True, order)
     assert found == expected
 
@@ -166,7 +169,8 @@ def test_order_is_a_validated_setting_in_the_digest() -> None:
     files = [("train", Path("t.ptb"), "0" * 64)]
     assert input_digest(files, PrepareSettings(order="random")) == input_digest(files, PrepareSettings())
     assert input_digest(files, PrepareSettings(order="r2l")) != input_digest(files, PrepareSettings())
-    assert input_digest(files, PrepareSettings(order="r2l")) != input_digest(files, PrepareSettings(order="l2r"))
+    assert (input_digest(files, PrepareSettings(order="r2l"))
+            != input_digest(files, PrepareSettings(order="l2r")))
 
 
 def test_kernel_rule_on_hand_worked_frontier() -> None:

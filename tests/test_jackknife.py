@@ -26,7 +26,8 @@ ITERATIONS = 15  # enough to tag the sample sensibly, fast enough for the suite
 
 
 def gold_sentences() -> list[list[tuple[str, str]]]:
-    return [[(w, t) for w, t in tree.tagged_words() if t != NONE_TAG] for tree in read_trees(sample_path("train"))]
+    return [[(w, t) for w, t in tree.tagged_words() if t != NONE_TAG]
+            for tree in read_trees(sample_path("train"))]
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +35,8 @@ def jackknifed_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("jackknife") / "j.sqlite"
     init_database(db)
     prepare(db, [sample_path("train")], [sample_path("dev")],
-            PrepareSettings(max_words=None, train_tags="jackknife", folds=FOLDS, tagger_iterations=ITERATIONS))
+            PrepareSettings(max_words=None, train_tags="jackknife", folds=FOLDS,
+                            tagger_iterations=ITERATIONS))
     return db
 
 
@@ -84,8 +86,8 @@ def test_jackknife_refuses_impossible_folds() -> None:
 
 def test_retag_changes_token_leaves_only() -> None:
     tree = parse_tree("(S (NP (-NONE- *)) (NP (DT the) (NN dog)) (VP (VBD barked)))")
-    assert retag(tree, ["PRP$", "VB", "VBN"]).tagged_words() == [("*", "-NONE-"), ("the", "PRP$"), ("dog", "VB"),
-                                                                   ("barked", "VBN")]
+    assert retag(tree, ["PRP$", "VB", "VBN"]).tagged_words() == [("*", "-NONE-"), ("the", "PRP$"),
+                                                                 ("dog", "VB"), ("barked", "VBN")]
     assert tree.tagged_words()[1] == ("the", "DT")  # the input is not changed
     with pytest.raises(ValueError):
         retag(tree, ["DT"])
@@ -102,7 +104,8 @@ def test_stored_folds_and_tags_come_from_taggers_that_never_saw_them(jackknifed_
     for k in range(FOLDS):
         tagger = CrfTagger.train([s for i, s in enumerate(gold) if fold_of(i, len(gold), FOLDS) != k],
                                  iterations=ITERATIONS)
-        expected[k] = [tagger.tag([w for w, _ in s]) for i, s in enumerate(gold) if fold_of(i, len(gold), FOLDS) == k]
+        expected[k] = [tagger.tag([w for w, _ in s]) for i, s in enumerate(gold)
+                       if fold_of(i, len(gold), FOLDS) == k]
     cursor = dict.fromkeys(range(FOLDS), 0)
     for position, fold, tags, words, gold_tree, tree in rows:
         assert fold == fold_of(position, len(gold), FOLDS)
@@ -117,7 +120,8 @@ def test_stored_folds_and_tags_come_from_taggers_that_never_saw_them(jackknifed_
 def test_jackknife_is_a_stored_setting_and_changes_the_digest() -> None:
     files = [("train", Path("t.ptb"), "0" * 64)]
     gold = input_digest(files, PrepareSettings())
-    assert input_digest(files, PrepareSettings(tagger="perceptron")) == gold  # gold tags: tagger not in digest
+    # gold tags: tagger not in digest
+    assert input_digest(files, PrepareSettings(tagger="perceptron")) == gold
     assert input_digest(files, PrepareSettings(train_tags="jackknife")) != gold
     assert input_digest(files, PrepareSettings(train_tags="jackknife", folds=5)) != \
         input_digest(files, PrepareSettings(train_tags="jackknife"))
@@ -150,9 +154,11 @@ def test_the_stored_crf_reloads_and_tags_like_a_fresh_one(jackknifed_db: Path) -
 def test_prepare_cli_jackknife_options(tmp_path: Path) -> None:
     db = tmp_path / "cli.sqlite"
     result = CliRunner().invoke(main, ["prepare", "--db", str(db), "--train", str(sample_path("train")),
-                                       "--dev", str(sample_path("dev")), "--max-words", "8", "--tagger", "perceptron",
-                                       "--train-tags", "jackknife", "--folds", "2", "--jobs", "2"])
+                                       "--dev", str(sample_path("dev")), "--max-words", "8", "--tagger",
+                                       "perceptron", "--train-tags", "jackknife", "--folds", "2",
+                                       "--jobs", "2"])
     assert result.exit_code == 0, result.output
     assert read_rows(db, "SELECT kind FROM taggers") == [("perceptron",)]
     assert read_rows(db, "SELECT count(*) FROM sentences WHERE split = 'train' AND fold IS NULL") == [(0,)]
-    assert {f for (f,) in read_rows(db, "SELECT DISTINCT fold FROM sentences WHERE split = 'train'")} == {0, 1}
+    assert {f for (f,) in read_rows(db, "SELECT DISTINCT fold FROM sentences WHERE split = 'train'")} \
+        == {0, 1}

@@ -37,9 +37,11 @@ def test_confidence_by_hand() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from([-1, 1]), st.integers(1, 4), st.floats(-3, 3)), min_size=1, max_size=12),
+@given(st.lists(st.tuples(st.sampled_from([-1, 1]), st.integers(1, 4), st.floats(-3, 3)),
+                min_size=1, max_size=12),
        st.floats(0.0, 3.0))
-def test_confidence_meets_the_l1_optimality_condition(examples: list[tuple[int, int, float]], lam: float) -> None:
+def test_confidence_meets_the_l1_optimality_condition(examples: list[tuple[int, int, float]],
+                                                      lam: float) -> None:
     y = np.array([e[0] for e in examples], dtype=np.int8)
     m = np.array([e[1] for e in examples], dtype=np.float64)
     q = np.array([e[2] for e in examples], dtype=np.float64)

@@ -34,7 +34,8 @@ def sources() -> list[Path]:
 def test_importing_the_parser_loads_no_trainer_and_no_nltk() -> None:
     code = ("import sys, clparse.parser; print(sorted(m for m in sys.modules "
             "if m.startswith(('clparse.boost', 'clparse.train', 'clparse.store.training', 'nltk'))))")
-    loaded = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.strip()
+    loaded = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                            text=True).stdout.strip()
     assert loaded == "[]"  # nltk too: it is imported only when the stored tagger is first used
 
 
@@ -56,5 +57,6 @@ def test_store_imports_nothing_above_it() -> None:
 def test_the_checks_see_imports(tmp_path: Path) -> None:
     """The import scan itself finds top-level, nested and from-imports (so the checks above can fail)."""
     probe = tmp_path / "probe.py"
-    probe.write_text("import sqlalchemy as sa\ndef f():\n    from apsw import ext\n    import clparse.boost.tree\n")
+    probe.write_text("import sqlalchemy as sa\ndef f():\n    from apsw import ext\n"
+                     "    import clparse.boost.tree\n")
     assert imported_modules(probe) == {"sqlalchemy", "apsw", "clparse.boost.tree"}

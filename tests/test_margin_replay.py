@@ -42,7 +42,8 @@ def label_id(db: Path) -> int:
 def stored(db: Path) -> tuple[int, int, bytes, str]:
     """(iteration, margins_iteration, margins blob, state) of NP's label_training row."""
     [(iteration, at, blob, state)] = read_rows(
-        db, "SELECT iteration, margins_iteration, margins_float64, state FROM label_training WHERE label_id = ?",
+        db,
+        "SELECT iteration, margins_iteration, margins_float64, state FROM label_training WHERE label_id = ?",
         label_id(db))
     return int(iteration), int(at), bytes(blob), str(state)
 
@@ -53,13 +54,14 @@ def dump(db: Path) -> dict[str, Any]:
     columns = [name for (_, name, *_) in read_rows(db, "PRAGMA table_info(iterations)")
                if name not in (*TIMING, "label_id")]
     return {
-        "state": read_rows(db, "SELECT settings_json, state, iteration, theta, loss, splits, margins_iteration, "
-                               "margins_float64 FROM label_training WHERE label_id = ?", lid),
+        "state": read_rows(db, "SELECT settings_json, state, iteration, theta, loss, splits, "
+                               "margins_iteration, margins_float64 FROM label_training WHERE label_id = ?",
+                           lid),
         "iterations": read_rows(db, f"SELECT {', '.join(columns)} FROM iterations WHERE label_id = ? "
                                     "ORDER BY iteration", lid),
         "nodes": read_rows(db, "SELECT * FROM tree_nodes WHERE label_id = ? ORDER BY iteration, node", lid),
-        "checkpoints": read_rows(db, "SELECT iteration, margins_float64 FROM margin_checkpoints WHERE label_id = ? "
-                                     "ORDER BY iteration", lid),
+        "checkpoints": read_rows(db, "SELECT iteration, margins_float64 FROM margin_checkpoints "
+                                     "WHERE label_id = ? ORDER BY iteration", lid),
     }
 
 
@@ -92,7 +94,8 @@ class Reference:
 
 @pytest.fixture(scope="module")
 def reference(fresh_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Reference]:
-    """An uninterrupted run of 20 iterations, recording the booster's margins and the stored row as it went."""
+    """An uninterrupted run of 20 iterations, recording the booster's margins and the stored row as it
+    went."""
     db = backup_database(fresh_db, tmp_path_factory.mktemp("reference") / "reference.sqlite")
     margins: dict[int, bytes] = {}
 
@@ -112,13 +115,15 @@ def reference(fresh_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("clparse.train.label.Booster", Recording)
-        assert train_label(db, LABEL, SETTINGS, StopRule(max_iterations=LAST), on_iteration=probe) == "stopped"
+        assert train_label(db, LABEL, SETTINGS, StopRule(max_iterations=LAST),
+                           on_iteration=probe) == "stopped"
     assert sorted(margins) == list(range(LAST + 1)) and sorted(after_commit) == list(range(1, LAST + 1))
     yield Reference(db, dump(db), margins, after_commit)
 
 
 def test_margins_are_written_at_checkpoints_and_at_the_end(reference: Reference) -> None:
-    """(b) A commit between checkpoints leaves the stored margins alone; the finished label stores its last."""
+    """(b) A commit between checkpoints leaves the stored margins alone; the finished label stores its
+    last."""
     previous = reference.margins[0]
     for t in range(1, LAST + 1):
         iteration, at, blob, state = reference.after_commit[t]
@@ -145,7 +150,8 @@ def test_margins_after_every_iteration_are_the_booster_s(reference: Reference) -
 
 
 def crash_after(k: int) -> Callable[[str, IterationResult], None]:
-    """An on_iteration that dies right after iteration k committed (the store then is as a kill -9 leaves it)."""
+    """An on_iteration that dies right after iteration k committed (the store then is as a kill -9
+    leaves it)."""
 
     def hook(label: str, result: IterationResult) -> None:
         if result.iteration == k:
@@ -188,7 +194,8 @@ def test_stop_pause_crash_and_resume_is_bit_identical(reference: Reference, fres
             assert stored(fresh) == (k, k, reference.margins[k], "paused")
         else:
             with pytest.raises(RuntimeError):
-                train_label(fresh, LABEL, SETTINGS, StopRule(max_iterations=LAST), on_iteration=crash_after(k))
+                train_label(fresh, LABEL, SETTINGS, StopRule(max_iterations=LAST),
+                            on_iteration=crash_after(k))
             iteration, at, blob, state = stored(fresh)
             assert (iteration, state) == (k, "failed")
             assert blob == reference.margins[at] and at <= k and k - at < EVERY, (k, at)

@@ -319,8 +319,8 @@ def test_quality_floor_on_the_sample_dev_set(trained_db: Path, beam: int) -> Non
     assert f1 >= QUALITY_FLOOR[beam], f"sample dev F1 {f1:.2f} fell below the floor {QUALITY_FLOOR[beam]}"
 
 
-def test_parse_document_keeps_order_and_draws_progress_only_when_asked(trained_db: Path,
-                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_parse_document_keeps_order_and_draws_progress_only_when_asked(
+        trained_db: Path, capsys: pytest.CaptureFixture[str]) -> None:
     parser = Parser.from_db(trained_db, theta=THETA, beam=1)
     sentences = ["The dog barked .", "", [("She", "PRP"), ("sleeps", "VBZ")]]
     results = parser.parse_document(sentences)

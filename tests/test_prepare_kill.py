@@ -24,13 +24,15 @@ def test_kill_during_prepare_leaves_the_database_as_before(tmp_path: Path) -> No
     init_database(db)
     wal = Path(f"{db}-wal")
     process = subprocess.Popen([CLPARSE, "prepare", "--db", str(db), "--train", str(sample_path("train")),
-                                "--dev", str(sample_path("dev")), "--max-words", "0", "--tagger-iterations", "20"],
+                                "--dev", str(sample_path("dev")), "--max-words", "0",
+                                "--tagger-iterations", "20"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     killed_mid_write = False
     while time.monotonic() < deadline and process.poll() is None:
         # Mid-transaction: the write-ahead log has grown, and a reader still sees no committed run.
-        if wal.exists() and wal.stat().st_size > 2_000_000 and read_rows(db, "SELECT count(*) FROM runs") == [(0,)]:
+        if (wal.exists() and wal.stat().st_size > 2_000_000
+                and read_rows(db, "SELECT count(*) FROM runs") == [(0,)]):
             os.kill(process.pid, signal.SIGKILL)
             process.wait()
             killed_mid_write = True
@@ -42,7 +44,8 @@ def test_kill_during_prepare_leaves_the_database_as_before(tmp_path: Path) -> No
     assert read_rows(db, "PRAGMA integrity_check") == [("ok",)]
     # and the same command then runs to the end
     result = subprocess.run([CLPARSE, "prepare", "--db", str(db), "--train", str(sample_path("train")),
-                             "--dev", str(sample_path("dev")), "--max-words", "0", "--tagger-iterations", "20"],
+                             "--dev", str(sample_path("dev")), "--max-words", "0",
+                             "--tagger-iterations", "20"],
                             capture_output=True, text=True, timeout=300, check=False)
     assert result.returncode == 0, result.stderr
     assert read_rows(db, "SELECT count(*) FROM runs") == [(1,)]

@@ -19,9 +19,11 @@ SKIPPED = {"runs", "taggers", "alembic_version"}  # timings, timestamps and the 
 def dump(db: Path) -> dict[str, list[tuple]]:
     """Every row of every table a prepare fills, but the run's timings and the tagger."""
     with sqlite3.connect(db) as connection:
-        tables = [name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        tables = [name
+                  for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
                   if name not in SKIPPED]
-        return {table: connection.execute(f'SELECT * FROM "{table}" ORDER BY 1, 2').fetchall() for table in tables}
+        return {table: connection.execute(f'SELECT * FROM "{table}" ORDER BY 1, 2').fetchall()
+                for table in tables}
 
 
 def test_streaming_prepare_stores_what_one_shot_prepare_stores(tmp_path: Path) -> None:

@@ -34,7 +34,8 @@ def run(text: str, **config: object) -> str:
 def test_full_pipeline_on_a_hand_built_tree() -> None:
     text = ("(ROOT (S (`` ``) (NP-SBJ-1 (NNP John)) (, ,) (VP (VBD gave) (PRT (RP up)) "
             "(S (NP (-NONE- *-1)) (VP (VBG smoking) (, ,)))) ('' '') (. .)))")
-    assert run(text) == "(ROOT (S (NP (NNP John)) (, ,) (VP (VBD gave) (ADVP (RP up)) (S (VP (VBG smoking))))))"
+    assert run(text) == ("(ROOT (S (NP (NNP John)) (, ,) (VP (VBD gave) (ADVP (RP up)) "
+                         "(S (VP (VBG smoking))))))")
 
 
 def test_removed_tokens_are_recorded_with_original_positions() -> None:

@@ -28,7 +28,8 @@ def write(tmp_path: Path, text: str | bytes, name: str = "x.mrg") -> Path:
 
 
 def test_many_trees_any_extension_and_wrappers(tmp_path: Path) -> None:
-    path = write(tmp_path, "( (S (NP (DT a)) (VP (VBD b))) )\n\n(ROOT (NP (NN c)))\n(TOP (X (Y d)))(NP (NN e))\n", "t.ptb")
+    path = write(tmp_path, "( (S (NP (DT a)) (VP (VBD b))) )\n\n(ROOT (NP (NN c)))\n"
+                           "(TOP (X (Y d)))(NP (NN e))\n", "t.ptb")
     got = list(read_trees(path))
     assert [t.label for t in got] == ["", "ROOT", "TOP", "NP"]
     assert [unwrap(t).label for t in got] == ["S", "NP", "X", "NP"]
@@ -59,7 +60,8 @@ def test_brackets_in_words_use_ptb_escapes() -> None:
         ("(S ((NP (X y))))\n", 1, 5, "phrase without a label"),
     ],
 )
-def test_malformed_input_names_file_line_column(tmp_path: Path, text: str, line: int, col: int, problem: str) -> None:
+def test_malformed_input_names_file_line_column(tmp_path: Path, text: str, line: int, col: int,
+                                                problem: str) -> None:
     path = write(tmp_path, text)
     with pytest.raises(TreebankError) as info:
         list(read_trees(path))

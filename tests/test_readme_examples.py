@@ -28,7 +28,8 @@ BIN = Path(sys.executable).parent
 #: Lines that are not run, and why. Any other line of a bash block must run and succeed.
 NOT_RUN = {
     "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/clparse quickstart":
-        "installing needs the network; the `clparse quickstart` it ends with is what the session fixture runs",
+        "installing needs the network; the `clparse quickstart` it ends with is what the session "
+        "fixture runs",
     "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/python -m pytest":
         "that is this test suite",
 }
@@ -69,7 +70,8 @@ def shell_lines() -> list[tuple[str, str]]:
 
 
 def sql_examples() -> list[tuple[str, str]]:
-    """Each SQL example (a comment line and its statement, blocks split at blank lines), then each block whole."""
+    """Each SQL example (a comment line and its statement, blocks split at blank lines), then each block
+    whole."""
     out = []
     for where, text in examples("sql"):
         for n, example in enumerate(re.split(r"\n\s*\n", text.strip())):
@@ -165,7 +167,8 @@ def gum_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     where = tmp_path_factory.mktemp("gum")
     train = list(read_trees(sample_path("train")))
-    # Short dev sentences: beam 1000 (the default the examples use) on a barely trained model pops many states.
+    # Short dev sentences: beam 1000 (the default the examples use) on a barely trained model
+    # pops many states.
     dev = sorted(read_trees(sample_path("dev")), key=lambda t: (len(t.words()), format_tree(t)))[5:]
     for split, trees in (("train", train[:24]), ("dev", dev[:4])):
         (where / "gum" / split).mkdir(parents=True)
@@ -229,6 +232,6 @@ def test_python_examples_run(quickstart_dir: Path) -> None:
     blocks = [(w, t) for w, t in examples("python") if not t.lstrip().startswith(">>>")]
     assert blocks
     for where, text in blocks:
-        done = subprocess.run([sys.executable, "-c", text], cwd=quickstart_dir, env=env(), capture_output=True,
-                              text=True, timeout=300)
+        done = subprocess.run([sys.executable, "-c", text], cwd=quickstart_dir, env=env(),
+                              capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, f"{where}:\n{text}\n{done.stderr[-2000:]}"

@@ -76,7 +76,8 @@ def test_a_tree_grown_on_a_sample_gets_its_leaves_from_every_example() -> None:
     weights = multiplicity * np.random.default_rng(2).uniform(0.2, 1.0, len(y))
     kept, carried = priority_sample(weights, 60, seed=0, iteration=1)
     sub_indptr, sub_indices = take_rows(indptr, indices, kept)
-    grown = grow_tree(sub_indptr, sub_indices, 30, positive[kept], carried, multiplicity[kept], np.inf, None, 0.01)
+    grown = grow_tree(sub_indptr, sub_indices, 30, positive[kept], carried, multiplicity[kept], np.inf, None,
+                      0.01)
     assert grown.splits > 0
     tree = refit(grown, indptr, indices, positive, weights, multiplicity, 0.01)
     totals: dict[int, list[float]] = {}

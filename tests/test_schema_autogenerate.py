@@ -63,7 +63,8 @@ def reflected(db: Path) -> dict[str, dict[str, Any]]:
                             for c in inspector.get_columns(name)},
                 "primary_key": inspector.get_pk_constraint(name)["constrained_columns"],
                 "foreign_keys": sorted(repr(sorted(fk.items())) for fk in inspector.get_foreign_keys(name)),
-                "unique": sorted(repr(sorted(u["column_names"])) for u in inspector.get_unique_constraints(name)),
+                "unique": sorted(repr(sorted(u["column_names"]))
+                                 for u in inspector.get_unique_constraints(name)),
                 "indexes": sorted(repr(sorted(i.items())) for i in inspector.get_indexes(name)),
                 "checks": sorted(repr(sorted(c.items())) for c in inspector.get_check_constraints(name)),
             }
@@ -106,5 +107,6 @@ def test_the_comparison_sees_differences(tmp_path: Path) -> None:
     metadata.tables["runs"].c.seconds.nullable = False
     metadata.tables["tree_nodes"].indexes.clear()
     metadata.tables["calibration_points"].c.completions.server_default = None
-    kinds = sorted(str(diff[0][0] if isinstance(diff, list) else diff[0]) for diff in schema_differences(db, metadata))
+    kinds = sorted(str(diff[0][0] if isinstance(diff, list) else diff[0])
+                   for diff in schema_differences(db, metadata))
     assert kinds == ["add_column", "modify_default", "modify_nullable", "remove_index"]

@@ -50,7 +50,8 @@ def record(revision: str) -> dict[str, Any]:
 
 
 def row_counts(db: Path) -> dict[str, int]:
-    names = [n for (n,) in rows(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+    names = [n for (n,) in rows(db, "SELECT name FROM sqlite_master "
+                                    "WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
     return {name: rows(db, f'SELECT count(*) FROM "{name}"')[0][0] for name in names}
 
 
@@ -85,7 +86,8 @@ def upgraded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def feature_rows(db: Path) -> tuple[np.ndarray, np.ndarray]:
     """(indptr int64, indices int32) of every stored feature row, read with ``clparse_row_features``."""
     query = ("WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n "
-             "WHERE i + 1 < (SELECT sum(row_count) FROM feature_rows)) SELECT clparse_row_features(i) AS f FROM n")
+             "WHERE i + 1 < (SELECT sum(row_count) FROM feature_rows)) "
+             "SELECT clparse_row_features(i) AS f FROM n")
     lists = [json.loads(row["f"]) for row in sql(db, query)]
     indptr = np.concatenate([[0], np.cumsum([len(x) for x in lists])]).astype("<i8")
     indices = np.array([f for x in lists for f in x], dtype="<i4")
@@ -142,9 +144,11 @@ def test_sentences_and_examples_read_back(upgraded: dict[str, Path], revision: s
     assert digest(indptr, indices) == old["feature_rows"]["digest"]
     for row in labels:
         examples = [json.loads(r["e"]) for r in sql(db, (
-            f"WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < {row['examples']}) "
+            f"WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n "
+            f"WHERE i + 1 < {row['examples']}) "
             f"SELECT clparse_example('{row['name']}', i) AS e FROM n"))]
-        arrays = (np.array([e["row"] for e in examples], dtype="<i4"), np.array([e["y"] for e in examples], dtype="i1"),
+        arrays = (np.array([e["row"] for e in examples], dtype="<i4"),
+                  np.array([e["y"] for e in examples], dtype="i1"),
                   np.array([e["multiplicity"] for e in examples], dtype="<i4"))
         assert digest(*arrays) == old["label_examples"][row["name"]], row["name"]
     dev = sql(db, "SELECT words, tree FROM sentences WHERE split = 'dev' ORDER BY position")
@@ -158,9 +162,12 @@ def test_columns_added_since_are_empty(upgraded: dict[str, Path], revision: str)
     0007: every label's stored margins are those of its last iteration, as the old code wrote them."""
     db, old = upgraded[revision], record(revision)
     if revision < "0006":
-        taggers = sql(db, "SELECT kind, model_blob IS NULL AS no_blob, model_json IS NOT NULL AS json FROM taggers")
-        assert taggers == [{"kind": "perceptron", "no_blob": 1, "json": 1}] * old["row_counts"].get("taggers", 0)
-    assert sql(db, "SELECT count(*) AS n FROM sentences WHERE fold IS NOT NULL OR tags IS NOT NULL") == [{"n": 0}]
+        taggers = sql(db, "SELECT kind, model_blob IS NULL AS no_blob, model_json IS NOT NULL AS json "
+                          "FROM taggers")
+        assert taggers == [{"kind": "perceptron", "no_blob": 1, "json": 1}] \
+            * old["row_counts"].get("taggers", 0)
+    assert sql(db, "SELECT count(*) AS n FROM sentences "
+                   "WHERE fold IS NOT NULL OR tags IS NOT NULL") == [{"n": 0}]
     training = sql(db, "SELECT iteration, margins_iteration FROM label_training")
     assert len(training) == old["row_counts"].get("label_training", 0)
     assert all(row["margins_iteration"] == row["iteration"] for row in training)
@@ -184,7 +191,8 @@ def test_the_stored_tagger_tags_as_it_did(upgraded: dict[str, Path], revision: s
     db, old = upgraded[revision], record(revision)
     tagger = load_tagger(db)
     assert isinstance(tagger, CrfTagger if revision >= "0006" else Tagger)
-    then = {tuple(tuple(parse_tree(tree).tagged_words()) for tree in point["tagger"]) for point in old["parses"]}
+    then = {tuple(tuple(parse_tree(tree).tagged_words()) for tree in point["tagger"])
+            for point in old["parses"]}
     assert len(then) == 1
     words = [[escape(w) for w, _ in s["tagged"]] for s in old["dev_sentences"]]
     assert [tuple(zip(w, tagger.tag(w))) for w in words] == list(then.pop())
@@ -240,7 +248,8 @@ def test_parses_are_the_old_ones(upgraded: dict[str, Path], revision: str) -> No
         elif point["theta"] == "best":
             assert parser.model.theta == old["calibration"]["best_theta"]
         assert [str(parser.parse_tagged(s)) for s in tagged] == point["gold_tags"], point["theta"]
-        # The stored tagger (a perceptron as JSON before 0006, a CRF from 0006 on) tags the words as it did then.
+        # The stored tagger (a perceptron as JSON before 0006, a CRF from 0006 on) tags the words
+        # as it did then.
         assert [str(parser.parse([w for w, _ in s])) for s in tagged] == point["tagger"], point["theta"]
 
 

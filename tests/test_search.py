@@ -66,7 +66,8 @@ def child_model(seed: int) -> Model:
 
 def coarse_model(seed: int) -> Model:
     """Confidences in {-1, -0.5, 0, 0.5, 1} (span, label, children's labels): many ties between paths."""
-    return lambda start, end, label, kids: round(hashed(seed, start, end, label, labels_of(kids)) / 3.0 * 2) / 2
+    return lambda start, end, label, kids: round(hashed(seed, start, end, label,
+                                                        labels_of(kids)) / 3.0 * 2) / 2
 
 
 def grandchild_model(seed: int) -> Model:
@@ -87,7 +88,8 @@ def table_model(table: dict[tuple[int, int, str, tuple[str, ...]], float], defau
 class FakeScorer:
     """What search needs of a scorer: every candidate of a state with its confidence, in candidate order."""
 
-    def __init__(self, model: Model, labels: Sequence[str] = LABELS, max_children: int = MAX_CHILDREN) -> None:
+    def __init__(self, model: Model, labels: Sequence[str] = LABELS,
+                 max_children: int = MAX_CHILDREN) -> None:
         self.model = model
         self.labels = tuple(labels)
         self.max_children = max_children
@@ -112,7 +114,8 @@ def complete(frontier: Sequence[Item]) -> bool:
 
 
 def descriptors(item: Item) -> frozenset[Descriptor]:
-    """Every phrase of the tree under ``item`` as (start, end, label, children's labels): determines the tree."""
+    """Every phrase of the tree under ``item`` as (start, end, label, children's labels): determines the
+    tree."""
     out: set[Descriptor] = set()
     stack = [item]
     while stack:
@@ -173,7 +176,8 @@ def keys_equal(aggregator: str, a: tuple[float, ...], b: tuple[float, ...]) -> b
 
 
 def all_paths(frontier: tuple[Item, ...], scorer: FakeScorer) -> Iterator[tuple[list[float], Item]]:
-    """Literally every complete inference path from ``frontier``: (its confidences in order, the ROOT item)."""
+    """Literally every complete inference path from ``frontier``: (its confidences in order, the ROOT
+    item)."""
     if complete(frontier):
         yield [], frontier[0]
         return
@@ -296,7 +300,8 @@ def test_search_never_beats_the_optimum_with_grandchild_features(seed: int, n: i
     """
     model = grandchild_model(seed)
     key, _ = optimum(n, model, SMALL_LABELS, aggregator)
-    result = search(leaves(n), FakeScorer(model, SMALL_LABELS), beam=HUGE, max_pops=HUGE, aggregator=aggregator)
+    result = search(leaves(n), FakeScorer(model, SMALL_LABELS), beam=HUGE, max_pops=HUGE,
+                    aggregator=aggregator)
     assert result.item is not None and result.score is not None
     assert keys_equal(aggregator, result.score.key, tree_score(aggregator, result.item, model).key)
     assert result.score.key >= key or keys_equal(aggregator, result.score.key, key)
@@ -332,7 +337,8 @@ def test_unary_chain_order_example_brute_force() -> None:
     paths = list(all_paths(tuple(leaves(2)), FakeScorer(deep_table_model, SMALL_LABELS)))
     best = min(key_of("maxmin", confidences) for confidences, _ in paths)
     assert best == (-1.0, -1.0, -2.0)
-    assert [bracket(root) for confidences, root in paths if key_of("maxmin", confidences) == best] == [UNARY_OPTIMUM]
+    assert [bracket(root) for confidences, root in paths
+            if key_of("maxmin", confidences) == best] == [UNARY_OPTIMUM]
 
 
 def test_unary_chain_order_is_part_of_the_state() -> None:
@@ -542,12 +548,14 @@ def test_restore_tokens_puts_every_token_back_in_order(
     assert phrase_labels(result) == phrase_labels(tree)
     # taking the restored tokens out again gives back the input tree: no phrase lost, added or reshaped
     assert without_leaves(result, {t.word for t in removed}) == tree
-    assert all(not hasattr(node, "_index") for node in itertools.chain(result.phrases(), result.preterminals()))
+    assert all(not hasattr(node, "_index")
+               for node in itertools.chain(result.phrases(), result.preterminals()))
 
 
 def test_restore_tokens_examples() -> None:
     # `` the dog barks . ''  with the quotes and the period set aside
-    tree = Tree(ROOT_LABEL, [Tree("S", [Tree("NP", [Tree.preterminal("DT", "the"), Tree.preterminal("NN", "dog")]),
+    tree = Tree(ROOT_LABEL, [Tree("S", [Tree("NP", [Tree.preterminal("DT", "the"),
+                                                    Tree.preterminal("NN", "dog")]),
                                         Tree("VP", [Tree.preterminal("VBZ", "barks")])])])
     removed = [RemovedToken(0, "``", "``", "remove_quotation_marks"),
                RemovedToken(4, ".", ".", "remove_outermost_punctuation"),
@@ -607,8 +615,10 @@ def test_extend_never_improves_the_key(confidences: list[float], new: float, agg
 
 
 @settings(max_examples=300, deadline=None)
-@given(a=st.lists(confidence, max_size=5), b=st.lists(confidence, max_size=5), c=st.lists(confidence, max_size=5))
-def test_maxmin_order_is_compatible_with_adding_inferences(a: list[float], b: list[float], c: list[float]) -> None:
+@given(a=st.lists(confidence, max_size=5), b=st.lists(confidence, max_size=5),
+       c=st.lists(confidence, max_size=5))
+def test_maxmin_order_is_compatible_with_adding_inferences(a: list[float], b: list[float],
+                                                           c: list[float]) -> None:
     """What the brute force relies on: if A is no worse than B, A + C is no worse than B + C."""
     ka, kb = key_of("maxmin", a), key_of("maxmin", b)
     kac, kbc = key_of("maxmin", a + c), key_of("maxmin", b + c)

@@ -34,7 +34,8 @@ def db(tmp_path: Path) -> Path:
 @pytest.fixture
 def prepared(tmp_path: Path) -> Path:
     path = init_database(tmp_path / "p.sqlite")
-    prepare(path, [sample_path("train")], [sample_path("dev")], PrepareSettings(max_words=10, tagger_iterations=20))
+    prepare(path, [sample_path("train")], [sample_path("dev")],
+            PrepareSettings(max_words=10, tagger_iterations=20))
     return path
 
 
@@ -47,7 +48,8 @@ def test_init_creates_a_recognizable_database(db: Path) -> None:
 
 
 def test_no_sqlite3_module_is_ever_loaded(tmp_path: Path) -> None:
-    code = (f"import sys\nfrom clparse.store.database import init_database\nfrom clparse.examples.prepare import prepare\n"
+    code = (f"import sys\nfrom clparse.store.database import init_database\n"
+            f"from clparse.examples.prepare import prepare\n"
             f"from clparse.examples.data import TrainingData\n"
             f"p = init_database({str(tmp_path / 'x.sqlite')!r})\n"
             f"prepare(p, [{str(sample_path('dev'))!r}])\nTrainingData(p).label_matrix('NP')\n"
@@ -94,10 +96,12 @@ def test_truncated_database_is_refused_untouched(prepared: Path) -> None:
 
 
 def test_prepare_is_idempotent_and_refuses_other_inputs(prepared: Path) -> None:
-    again = prepare(prepared, [sample_path("train")], [sample_path("dev")], PrepareSettings(max_words=10, tagger_iterations=20))
+    again = prepare(prepared, [sample_path("train")], [sample_path("dev")],
+                    PrepareSettings(max_words=10, tagger_iterations=20))
     assert not again.created and "nothing to do" in again.message
     with pytest.raises(DatabaseError, match="other inputs or settings"):
-        prepare(prepared, [sample_path("train")], [sample_path("dev")], PrepareSettings(max_words=10, seed=1, tagger_iterations=20))
+        prepare(prepared, [sample_path("train")], [sample_path("dev")],
+                PrepareSettings(max_words=10, seed=1, tagger_iterations=20))
 
 
 def test_bad_tree_stops_prepare_and_stores_nothing(db: Path, tmp_path: Path) -> None:
@@ -133,8 +137,8 @@ def test_python_api_examples_and_paths(prepared: Path) -> None:
     rows = data.feature_rows()
     x, y, multiplicity = data.label_matrix("NP", rows)
     assert x.shape[0] == len(y) == len(multiplicity) and set(np.unique(y)) == {-1, 1}
-    stored = json.loads(run_query(prepared, "SELECT candidates, positives, examples FROM labels WHERE name = 'NP'",
-                                  fmt="json"))[0]
+    stored = json.loads(run_query(prepared, "SELECT candidates, positives, examples FROM labels "
+                                            "WHERE name = 'NP'", fmt="json"))[0]
     assert multiplicity.sum() == stored["candidates"] and multiplicity[y > 0].sum() == stored["positives"]
     assert len(y) == stored["examples"]
     # distinct (row, y) pairs: deduplication is exact

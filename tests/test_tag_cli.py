@@ -16,7 +16,8 @@ CLPARSE = str(Path(sys.executable).with_name("clparse"))
 
 
 def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run([CLPARSE, *args], input=stdin, capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run([CLPARSE, *args], input=stdin, capture_output=True, text=True, timeout=120,
+                          check=False)
 
 
 def test_tag_keeps_lines_and_tokens(trained_db: Path) -> None:
@@ -35,12 +36,14 @@ def test_tag_eval_reports_accuracy_and_confusions(trained_db: Path) -> None:
     result = run("tag", "--db", str(trained_db), "--eval", str(sample_path("dev")), "--json", "--top", "3")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    gold = [[(w, t) for w, t in tree.tagged_words() if t != "-NONE-"] for tree in read_trees(sample_path("dev"))]
+    gold = [[(w, t) for w, t in tree.tagged_words() if t != "-NONE-"]
+            for tree in read_trees(sample_path("dev"))]
     tagger = load_tagger(trained_db)
     assert tagger is not None
     assert report["tokens"] == sum(map(len, gold)) and report["sentences"] == len(gold)
     assert abs(report["accuracy"] - 100 * tagger.accuracy(gold)) < 1e-9
-    assert len(report["confusions"]) == 3 and report["confusions"][0]["count"] >= report["confusions"][2]["count"]
+    assert len(report["confusions"]) == 3 \
+        and report["confusions"][0]["count"] >= report["confusions"][2]["count"]
     text = run("tag", "--db", str(trained_db), "--eval", str(sample_path("dev"))).stdout
     assert f"{report['accuracy']:.2f} % tagged as in the gold trees" in text
 

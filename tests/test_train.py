@@ -41,7 +41,8 @@ TIMEOUT = 120.0  # seconds any single clparse run may take before the test fails
 TIMING_COLUMNS = {"seconds", "search_seconds", "finished_at"}
 ITERATION_COLUMNS = [c.name for c in schema.iterations.columns if c.name not in TIMING_COLUMNS | {"label_id"}]
 NODE_COLUMNS = [c.name for c in schema.tree_nodes.columns if c.name != "label_id"]
-STATE_COLUMNS = ["settings_json", "state", "iteration", "theta", "loss", "splits", "message", "margins_float64"]
+STATE_COLUMNS = ["settings_json", "state", "iteration", "theta", "loss", "splits", "message",
+                 "margins_float64"]
 
 
 # ----------------------------------------------------------------------------- database helpers
@@ -72,16 +73,20 @@ def dump(db: Path) -> dict[str, dict[str, Any]]:
             state = [tuple(row) for row in connection.execute(
                 f"SELECT {', '.join(STATE_COLUMNS)} FROM label_training WHERE label_id = ?", (label_id,))]
             iterations = [tuple(row) for row in connection.execute(
-                f"SELECT {', '.join(ITERATION_COLUMNS)} FROM iterations WHERE label_id = ? ORDER BY iteration",
+                f"SELECT {', '.join(ITERATION_COLUMNS)} FROM iterations WHERE label_id = ? "
+                "ORDER BY iteration",
                 (label_id,))]
             nodes = [tuple(row) for row in connection.execute(
-                f"SELECT {', '.join(NODE_COLUMNS)} FROM tree_nodes WHERE label_id = ? ORDER BY iteration, node",
+                f"SELECT {', '.join(NODE_COLUMNS)} FROM tree_nodes WHERE label_id = ? "
+                "ORDER BY iteration, node",
                 (label_id,))]
             checkpoints = [tuple(row) for row in connection.execute(
-                "SELECT iteration, margins_float64 FROM margin_checkpoints WHERE label_id = ? ORDER BY iteration",
+                "SELECT iteration, margins_float64 FROM margin_checkpoints WHERE label_id = ? "
+                "ORDER BY iteration",
                 (label_id,))]
             if state or iterations or nodes or checkpoints:
-                out[name] = {"state": state, "iterations": iterations, "nodes": nodes, "checkpoints": checkpoints}
+                out[name] = {"state": state, "iterations": iterations, "nodes": nodes,
+                             "checkpoints": checkpoints}
         return out
     finally:
         connection.close()
@@ -106,7 +111,8 @@ def check_consistent(db: Path) -> None:
                 "SELECT iteration FROM iterations WHERE label_id = ? ORDER BY iteration", (label_id,))]
             assert stored == list(range(1, iteration + 1)), (label_id, iteration, stored)
             with_nodes = [r[0] for r in connection.execute(
-                "SELECT DISTINCT iteration FROM tree_nodes WHERE label_id = ? ORDER BY iteration", (label_id,))]
+                "SELECT DISTINCT iteration FROM tree_nodes WHERE label_id = ? ORDER BY iteration",
+                (label_id,))]
             assert with_nodes == stored
             total = connection.execute("SELECT coalesce(sum(splits), 0) FROM iterations WHERE label_id = ?",
                                        (label_id,)).fetchall()[0][0]
@@ -192,7 +198,8 @@ def runs(tmp_path: Path) -> Iterator[Runs]:
 
 def watch(process: subprocess.Popen[bytes], db: Path, until: Callable[[Progress, float], bool],
           timeout: float = TIMEOUT) -> Progress | None:
-    """Poll the database until ``until(progress, seconds since now)`` holds; None if the process ended first."""
+    """Poll the database until ``until(progress, seconds since now)`` holds; None if the process ended
+    first."""
     start = time.monotonic()
     while True:
         elapsed = time.monotonic() - start
@@ -277,8 +284,10 @@ def reference(base_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 
 @pytest.mark.slow
-def test_kill_and_resume_is_bit_identical(base_db: Path, reference: Reference, runs: Runs, tmp_path: Path) -> None:
-    """SIGKILL at random moments, SIGTERM and SIGINT in between: the end result equals the uninterrupted run."""
+def test_kill_and_resume_is_bit_identical(base_db: Path, reference: Reference, runs: Runs,
+                                          tmp_path: Path) -> None:
+    """SIGKILL at random moments, SIGTERM and SIGINT in between: the end result equals the uninterrupted
+    run."""
     from clparse.train import label_status
 
     db = copy_db(base_db, tmp_path / "killed.sqlite")
@@ -381,7 +390,8 @@ def test_two_workers_commit_what_one_process_commits(copy_trained_db: Callable[[
 
 
 @pytest.mark.slow
-def test_status_while_training_and_after(base_db: Path, reference: Reference, runs: Runs, tmp_path: Path) -> None:
+def test_status_while_training_and_after(base_db: Path, reference: Reference, runs: Runs,
+                                         tmp_path: Path) -> None:
     """`clparse status` reads a database that a running `clparse train` is writing, and one it has left."""
     db = copy_db(base_db, tmp_path / "status.sqlite")
     # A run far too long to end by itself during the test; it is paused with SIGTERM afterwards.
@@ -423,7 +433,8 @@ def test_status_while_training_and_after(base_db: Path, reference: Reference, ru
 
 
 @pytest.mark.slow
-def test_library_resume_settings_labels_and_theta(base_db: Path, reference: Reference, tmp_path: Path) -> None:
+def test_library_resume_settings_labels_and_theta(base_db: Path, reference: Reference,
+                                                  tmp_path: Path) -> None:
     from clparse.train import StopRule, train, train_label
 
     db = copy_db(base_db, tmp_path / "library.sqlite")

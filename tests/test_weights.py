@@ -53,7 +53,8 @@ def problem(store: TrainingStore) -> LabelProblem:
 
 @pytest.fixture(scope="module")
 def replayed(store: TrainingStore, problem: LabelProblem) -> dict[int, bytes]:
-    """Margins after every iteration 0..last, replayed from zeros one tree at a time (not with margins_after)."""
+    """Margins after every iteration 0..last, replayed from zeros one tree at a time (not with
+    margins_after)."""
     margins = np.zeros(len(problem.y), dtype=np.float64)
     out = {0: margins.tobytes()}
     for t, tree in enumerate(store.trees(LABEL), 1):

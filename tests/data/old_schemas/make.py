@@ -77,7 +77,8 @@ def commit_for(revision: str) -> str:
         raise SystemExit(f"no migration {following} in HEAD: {revision} is not an old revision")
     added = git("log", "--diff-filter=A", "--format=%H", "HEAD", "--", path).splitlines()[-1]
     commit = git("rev-parse", f"{added}^")
-    newest = max(Path(n).name[:4] for n in git("ls-tree", "--name-only", commit, "migrations/versions/").splitlines()
+    newest = max(Path(n).name[:4]
+                 for n in git("ls-tree", "--name-only", commit, "migrations/versions/").splitlines()
                  if re.match(r"\d{4}_", Path(n).name))
     assert newest == revision, (revision, commit, newest)
     return commit
@@ -123,10 +124,11 @@ def make(revision: str, scratch: Path, train: Path, dev: Path) -> None:
         for leftover in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
             leftover.unlink(missing_ok=True)
         env = {**os.environ, "PYTHONPATH": str(worktree), "NUMBA_CACHE_DIR": str(scratch / "numba")}
-        subprocess.run([sys.executable, __file__, "--build", revision, str(db), str(record), str(train), str(dev)],
-                       cwd=worktree, env=env, check=True)
+        subprocess.run([sys.executable, __file__, "--build", revision, str(db), str(record), str(train),
+                        str(dev)], cwd=worktree, env=env, check=True)
         info = json.loads(record.read_text(encoding="utf-8"))
-        info = {"revision": revision, "commit": commit, "commit_subject": git("log", "-1", "--format=%s", commit),
+        info = {"revision": revision, "commit": commit,
+                "commit_subject": git("log", "-1", "--format=%s", commit),
                 **info}
         record.write_text(json.dumps(info, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"{db.name}: {db.stat().st_size:,} bytes; {record.name}: {record.stat().st_size:,} bytes")
@@ -171,7 +173,8 @@ def row_counts(db: str) -> dict[str, int]:
     try:
         names = [r[0] for r in connection.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
-        return {name: int(connection.execute(f'SELECT count(*) FROM "{name}"').fetchall()[0][0]) for name in names}
+        return {name: int(connection.execute(f'SELECT count(*) FROM "{name}"').fetchall()[0][0])
+                for name in names}
     finally:
         connection.close()
 
@@ -226,7 +229,8 @@ def build(revision: str, db: str, record: str, train: str, dev: str) -> None:
     prepare(db, [train], [dev], settings)
     info: dict[str, object] = {
         "clparse_version": clparse.__version__,
-        "subset": {"train_sentences": TRAIN_SENTENCES, "dev_sentences": DEV_SENTENCES, "max_tokens": MAX_TOKENS},
+        "subset": {"train_sentences": TRAIN_SENTENCES, "dev_sentences": DEV_SENTENCES,
+                   "max_tokens": MAX_TOKENS},
         "prepare_settings": settings.to_dict() if hasattr(settings, "to_dict") else repr(settings),
     }
     data = TrainingData(db)
@@ -318,7 +322,8 @@ def build(revision: str, db: str, record: str, train: str, dev: str) -> None:
         for point in points:
             parser = Parser.from_db(db, point, beam=PARSE_BEAM)
             gold_tags = [str(parser.parse_tagged(sentence)) for sentence in tagged]
-            tagger = [str(parser.parse([w for w, _ in sentence])) for sentence in tagged]  # the stored tagger's tags
+            # the stored tagger's tags
+            tagger = [str(parser.parse([w for w, _ in sentence])) for sentence in tagged]
             parses.append({"theta": point, "beam": PARSE_BEAM, "gold_tags": gold_tags, "tagger": tagger})
 
     vacuum(db)

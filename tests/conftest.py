@@ -61,6 +61,15 @@ def read_rows(db: Path, query: str, *bindings: object) -> list[tuple]:
         connection.close()
 
 
+def damage(db: Path, table: str) -> None:
+    """Overwrite the root page of ``table``'s b-tree with garbage, as a disk fault would."""
+    (root, page_size), = read_rows(db, f"SELECT (SELECT rootpage FROM sqlite_master WHERE name = '{table}'), "
+                                       "(SELECT page_size FROM pragma_page_size)")
+    with open(db, "r+b") as handle:
+        handle.seek((root - 1) * page_size)
+        handle.write(bytes([0x5A]) * page_size)
+
+
 def backup_database(source: Path, target: Path) -> Path:
     """Copy ``source`` to ``target`` with SQLite's backup API (both plain paths)."""
     reader = apsw.Connection(str(source), flags=apsw.SQLITE_OPEN_READONLY)

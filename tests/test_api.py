@@ -14,18 +14,9 @@ from click.testing import CliRunner
 from clparse import api
 from clparse.cli import main
 from clparse.errors import DatabaseError, ParameterError
-from tests.conftest import read_rows
+from tests.conftest import damage, read_rows
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def damage(db: Path, table: str) -> None:
-    """Overwrite the root page of ``table``'s b-tree with garbage, as a disk fault would."""
-    (root, page_size), = read_rows(db, f"SELECT (SELECT rootpage FROM sqlite_master WHERE name = '{table}'), "
-                                       "(SELECT page_size FROM pragma_page_size)")
-    with open(db, "r+b") as handle:
-        handle.seek((root - 1) * page_size)
-        handle.write(bytes([0x5A]) * page_size)
 
 
 @pytest.mark.parametrize("call", [

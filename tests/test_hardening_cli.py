@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import read_rows
+from tests.conftest import damage, read_rows
 from tests.terminal import run_on_terminal
 
 BIN = Path(sys.executable).parent
@@ -323,15 +323,6 @@ def test_write_mode_allows_vacuum_into(db_copy: Path, tmp_path: Path) -> None:
 
 
 # ----------------------------------------------------------------------------- 5, 6. damaged databases
-
-
-def damage(db: Path, table: str) -> None:
-    """Overwrite the root page of ``table``'s b-tree with garbage, as a disk fault would."""
-    (root, page_size), = read_rows(db, f"SELECT (SELECT rootpage FROM sqlite_master WHERE name = '{table}'), "
-                                       "(SELECT page_size FROM pragma_page_size)")
-    with open(db, "r+b") as handle:
-        handle.seek((root - 1) * page_size)
-        handle.write(bytes([0x5A]) * page_size)
 
 
 @pytest.fixture

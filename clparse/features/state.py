@@ -67,6 +67,22 @@ def build(label: str, children: Sequence[Item]) -> Item:
     return Item(label, children[0].start, children[-1].end, h.headword, h.headtag, tuple(children), head)
 
 
+def interner() -> Callable[[str, tuple[Item, ...]], Item]:
+    """``make(label, children)``: :func:`build`, but one object per distinct item (the same label over the
+    same child objects), so states reached along different paths share items and a scorer's cache, keyed
+    by item objects, serves them all."""
+    interned: dict[tuple[object, ...], Item] = {}
+
+    def make(label: str, children: tuple[Item, ...]) -> Item:
+        key = (label, *children)
+        item = interned.get(key)
+        if item is None:
+            item = interned[key] = build(label, children)
+        return item
+
+    return make
+
+
 @dataclass(frozen=True)
 class Candidate:
     """Build ``label`` over frontier items ``first .. last`` (inclusive-exclusive: ``first:end``)."""

@@ -38,7 +38,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from clparse.features.state import Item, build
+from clparse.features.state import Item, interner
 from clparse.preprocess.pipeline import ROOT_LABEL
 from clparse.search.aggregate import Score, empty, extend
 from clparse.search.scorer import CandidateArrays
@@ -111,16 +111,7 @@ def search(leaves: list[Item], scorer: Scorer, *, beam: int = 1000, max_pops: in
     counter = itertools.count()
     agenda: list[tuple[tuple[float, ...], int, Any]] = []
     seen: set[tuple[Item, ...]] = set()  # frontiers popped so far
-    # One object per distinct item (same label over the same child objects): states reached along
-    # different paths then share items, so the scorer's cache, keyed by item objects, serves them all.
-    interned: dict[tuple[object, ...], Item] = {}
-
-    def make(label: str, children: tuple[Item, ...]) -> Item:
-        key = (label, *children)
-        item = interned.get(key)
-        if item is None:
-            item = interned[key] = build(label, children)
-        return item
+    make = interner()  # one object per distinct item: the scorer's cache serves every path
 
     def offer(state: State) -> None:
         for first, end, label, confidence in ranked(scorer.candidates(state.frontier)):

@@ -55,7 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from clparse.features.state import Item, build
+from clparse.features.state import Item, build, interner
 from clparse.preprocess.pipeline import ROOT_LABEL
 from clparse.read.tree import Tree
 from clparse.search.aggregate import Score, empty, extend
@@ -223,14 +223,7 @@ def gold_best_first(leaves: list[Item], scorer: GoldScorer, *, aggregator: str =
     exploring the states between the bound and the gold tree's own best.
     """
     counter = itertools.count()
-    interned: dict[tuple[object, ...], Item] = {}
-
-    def make(label: str, children: tuple[Item, ...]) -> Item:
-        key = (label, *children)
-        item = interned.get(key)
-        if item is None:
-            item = interned[key] = build(label, children)
-        return item
+    make = interner()
 
     start = empty(aggregator)
     heap: list[tuple[tuple[float, ...], int, tuple[Item, ...], Score]] = [
@@ -267,14 +260,7 @@ def gold_depth_first(leaves: list[Item], scorer: GoldScorer, bound: tuple[float,
     it: a frontier reached again is expanded again only by a better path, which then dominates), or
     ``cap``.
     """
-    interned: dict[tuple[object, ...], Item] = {}
-
-    def make(label: str, children: tuple[Item, ...]) -> Item:
-        key = (label, *children)
-        item = interned.get(key)
-        if item is None:
-            item = interned[key] = build(label, children)
-        return item
+    make = interner()
 
     start = empty(aggregator)
     stack: list[tuple[tuple[Item, ...], Score]] = [(tuple(leaves), start)]

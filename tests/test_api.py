@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from clparse import api
 from clparse.cli import main
 from clparse.errors import DatabaseError, ParameterError
 from tests.conftest import damage, read_rows
+from tests.test_layers import imported_modules
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -92,24 +92,13 @@ def test_cli_and_api_tag_alike(trained_db: Path, tmp_path: Path) -> None:
 # --------------------------------------------------------------------- layers
 
 
-def imported(path: Path) -> set[str]:
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            found.add(node.module)  # and `from clparse import api` as clparse.api
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return found
-
-
 def offenders(packages: tuple[str, ...], forbidden: tuple[str, ...]) -> dict[str, list[str]]:
     found = {}
     for package in packages:
         base = ROOT / package.replace(".", "/")
         paths = sorted(base.rglob("*.py")) if base.is_dir() else [base.with_suffix(".py")]
         for path in paths:
-            bad = sorted(m for m in imported(path) if m.startswith(forbidden))
+            bad = sorted(m for m in imported_modules(path) if m.startswith(forbidden))
             if bad:
                 found[str(path.relative_to(ROOT))] = bad
     return found

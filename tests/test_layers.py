@@ -23,7 +23,8 @@ def imported_modules(path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            found.add(node.module)
+            found.add(node.module)  # and `from clparse import api` as clparse.api
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
     return found
 
 
@@ -59,4 +60,4 @@ def test_the_checks_see_imports(tmp_path: Path) -> None:
     probe = tmp_path / "probe.py"
     probe.write_text("import sqlalchemy as sa\ndef f():\n    from apsw import ext\n"
                      "    import clparse.boost.tree\n")
-    assert imported_modules(probe) == {"sqlalchemy", "apsw", "clparse.boost.tree"}
+    assert imported_modules(probe) == {"sqlalchemy", "apsw", "apsw.ext", "clparse.boost.tree"}

@@ -62,6 +62,22 @@ class ItemTable:
         self.kids = kids
         self._arrays = None
 
+    def reserve(self, capacity: int) -> None:
+        """Room for at least ``capacity`` items (the compiled search appends items itself)."""
+        while len(self.label) < capacity:
+            self._grow()
+
+    def adopt(self, item: Item, index: int) -> None:
+        """Name ``item`` as the item the compiled search appended at ``index`` (its rows are filled).
+
+        An item already registered keeps its first index (the appended copy is left unused). The label
+        and head child are checked against the appended row: the search and :func:`build` must agree.
+        """
+        if int(self.head[index]) != item.head or int(self.label[index]) != self.symbols.add(item.label):
+            raise AssertionError(f"the compiled search built {item.label} over {item.start}..{item.end} "
+                                 "differently from features.state.build")
+        self.index.setdefault(item, index)
+
     def register(self, item: Item) -> int:
         """The item's index, registering it (and its children first) if new."""
         found = self.index.get(item)

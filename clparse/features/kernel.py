@@ -39,6 +39,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros  # count trailing zero bits (LLVM cttz)
 from numba.typed import Dict
 
 # ------------------------------------------------------------------ the records the kernels take
@@ -120,6 +121,28 @@ class TreeArrays(NamedTuple):
     value: np.ndarray  # float64: a leaf's confidence
 
 
+class LeafMasks(NamedTuple):
+    """Every tree's leaves as bits, to score a window from its present features alone (:func:`leaf_masks`;
+    the exit-leaf idea of QuickScorer, Lucchese et al. 2015, here for binary features).
+
+    A tree's leaves are numbered left to right with the *false* (absent) child on the left, and held as
+    the bits of one or more 64-bit words. A split whose feature is present sends every example right, so
+    it rules out the leaves of its false subtree: its entries clear those bits (one entry per word the
+    subtree touches). After the entries of a window's present features, the exit leaf is the lowest bit
+    left: every leaf left of it lies in the false subtree of a split on its path whose feature is
+    present, and no present split's false subtree holds the exit leaf. ``walk`` 1: no masks, every tree
+    is walked node by node (the reference the tests hold the masks to).
+    """
+
+    node_offsets: np.ndarray  # int64 [feature id + 1]: feature f's entries are [o[f]:o[f+1]] of the next two
+    node_word: np.ndarray  # int64: the word (index into the masks) an entry clears bits of
+    node_mask: np.ndarray  # uint64: all ones but the bits it clears
+    word_base: np.ndarray  # int64 [tree + 1]: tree t's leaves are the bits of words word_base[t] .. [t+1]-1
+    leaf_base: np.ndarray  # int64 per tree: where its leaves' values start in leaf_value
+    leaf_value: np.ndarray  # float64: each tree's leaf values, left to right
+    walk: int  # 1: walk every tree instead
+
+
 class WindowArrays(NamedTuple):
     """A sentence's window cache (:class:`~clparse.features.items.WindowCache`) but its hash lookup."""
 
@@ -131,11 +154,13 @@ class WindowArrays(NamedTuple):
 class ScoreBuffers(NamedTuple):
     """What :func:`score_state` works in and writes to (the search's scorer owns and reuses them)."""
 
-    present: np.ndarray  # int32 per feature id: how many marks it has (all 0 between calls)
+    present: np.ndarray  # int32 per feature id: 1 while marked present (all 0 between calls)
     codes: np.ndarray  # int64: a window's feature codes
     touched: np.ndarray  # int32: the feature ids marked, to unmark them
     child_symbols: np.ndarray  # int32 [K]: a candidate's children's labels
     label_heads: np.ndarray  # int64 per label: its head child over the window (-1: not a candidate)
+    masks: np.ndarray  # uint64 per LeafMasks word: the leaves still possible after the head-free features
+    head_masks: np.ndarray  # uint64 per mask word: the same after one head child's features too
     first: np.ndarray  # int32 out: each candidate's first frontier position
     end: np.ndarray  # int32 out: one past its last
     label: np.ndarray  # int32 out: its label index
@@ -264,9 +289,15 @@ def slot_names() -> list[tuple[str, str]]:
     return names
 
 
-def row_capacity(max_children: int, words: int) -> int:
-    """An upper bound on the codes one candidate row emits."""
+@njit(cache=True, nogil=True)
+def _row_capacity(max_children: int, words: int) -> int:
     return 3 * (18 + 4 * MAX_CONTEXT) + 24 * max_children + 16 * words + 32
+
+
+def row_capacity(max_children: int, words: int) -> int:
+    """An upper bound on the codes one candidate row emits (the compiled search checks it too:
+    ``_row_capacity`` itself)."""
+    return int(_row_capacity(max_children, words))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -664,39 +695,161 @@ def _state_examples(frontier, correct, items, rules, heads, space, rows, lookup,
 # ------------------------------------------------------------------ the parser's side: scoring
 
 @njit(cache=True, nogil=True)
-def _walk(label: int, present: np.ndarray, trees: TreeArrays) -> float:
-    """Q(I) = Σ_t q^t(I) over the label's trees, in order."""
-    roots, feature, true_child, false_child, value = (trees.roots, trees.feature, trees.true_child,
-                                                      trees.false_child, trees.value)
+def _walk_tree(t: int, present: np.ndarray, trees: TreeArrays) -> float:
+    """q^t(I): tree ``t``'s leaf value, walking from its root."""
+    feature, true_child, false_child = trees.feature, trees.true_child, trees.false_child
+    node = trees.roots[t]
+    while feature[node] >= 0:
+        node = true_child[node] if present[feature[node]] > 0 else false_child[node]
+    return trees.value[node]
+
+
+@njit(cache=True, nogil=True)
+def _sum_trees(label: int, present: np.ndarray, trees: TreeArrays, masks: np.ndarray,
+               leaves: LeafMasks) -> float:
+    """Q(I) = Σ_t q^t(I) over the label's trees, added in training order; a tree's exit leaf is the lowest
+    bit left in its words of ``masks`` (or, with ``leaves.walk``, found by walking the tree). The additions
+    are the same either way, so the same float comes out."""
+    word_base, leaf_base, leaf_value = leaves.word_base, leaves.leaf_base, leaves.leaf_value
     total = 0.0
     for t in range(trees.offsets[label], trees.offsets[label + 1]):
-        node = roots[t]
-        while feature[node] >= 0:
-            node = true_child[node] if present[feature[node]] > 0 else false_child[node]
-        total += value[node]
+        if leaves.walk:
+            total += _walk_tree(t, present, trees)
+            continue
+        w = word_base[t]
+        while masks[w] == 0:  # the exit leaf's bit is never cleared, so this stops within the tree
+            w += 1
+        bit: int = trailing_zeros(masks[w])  # type: ignore[call-arg]
+        total += leaf_value[leaf_base[t] + 64 * (w - word_base[t]) + bit]
     return total
 
 
 @njit(cache=True, nogil=True)
+def _apply_masks(touched: np.ndarray, lo: int, hi: int, leaves: LeafMasks, masks: np.ndarray) -> None:
+    """Rule out, in ``masks``, the leaves that the present features ``touched[lo:hi]`` send away from."""
+    offsets, node_word, node_mask = leaves.node_offsets, leaves.node_word, leaves.node_mask
+    for i in range(lo, hi):
+        f = touched[i]
+        for j in range(offsets[f], offsets[f + 1]):
+            masks[node_word[j]] &= node_mask[j]
+
+
+@njit(cache=True, nogil=True)
+def _leaf_masks(roots, feature, true_child, false_child, value, features):  # type: ignore[no-untyped-def]
+    """:func:`leaf_masks` on the forest's arrays."""
+    n_trees = roots.shape[0]
+    n_nodes = feature.shape[0]
+    word_base = np.zeros(n_trees + 1, dtype=np.int64)
+    leaf_base = np.zeros(n_trees, dtype=np.int64)
+    leaf_value = np.empty(n_nodes, dtype=np.float64)
+    false_lo = np.zeros(n_nodes, dtype=np.int64)  # a split's false subtree: leaves false_lo .. false_hi - 1
+    false_hi = np.zeros(n_nodes, dtype=np.int64)
+    tree_of = np.zeros(n_nodes, dtype=np.int64)
+    stack = np.empty(n_nodes + 1, dtype=np.int64)
+    true_parent = np.empty(n_nodes + 1, dtype=np.int64)  # the split whose true child the entry is, or -1
+    splits = np.empty(n_nodes, dtype=np.int64)
+    n_values = 0
+    n_splits = 0
+    n_entries = 0
+    for t in range(n_trees):
+        # Preorder, false child first: leaves are met left to right.
+        leaf_base[t] = n_values
+        top = 0
+        stack[0] = roots[t]
+        true_parent[0] = -1
+        while top >= 0:
+            node = stack[top]
+            parent = true_parent[top]
+            top -= 1
+            if parent >= 0:
+                false_hi[parent] = n_values - leaf_base[t]
+            if feature[node] < 0:
+                leaf_value[n_values] = value[node]
+                n_values += 1
+            else:
+                false_lo[node] = n_values - leaf_base[t]
+                tree_of[node] = t
+                splits[n_splits] = node
+                n_splits += 1
+                top += 1
+                stack[top] = true_child[node]
+                true_parent[top] = node
+                top += 1
+                stack[top] = false_child[node]
+                true_parent[top] = -1
+        word_base[t + 1] = word_base[t] + (n_values - leaf_base[t] + 63) // 64
+    for j in range(n_splits):
+        node = splits[j]
+        n_entries += (false_hi[node] - 1) // 64 - false_lo[node] // 64 + 1
+    entry_feature = np.empty(n_entries, dtype=np.int64)
+    entry_word = np.empty(n_entries, dtype=np.int64)
+    entry_mask = np.empty(n_entries, dtype=np.uint64)
+    all_ones = ~np.uint64(0)
+    e = 0
+    for j in range(n_splits):  # splits in tree order, so each feature's entries are too
+        node = splits[j]
+        lo, hi = false_lo[node], false_hi[node]
+        for w in range(lo // 64, (hi - 1) // 64 + 1):
+            a, b = max(lo, 64 * w) - 64 * w, min(hi, 64 * w + 64) - 64 * w  # bits a .. b-1 of word w
+            width = (np.uint64(1) << np.uint64(b - a)) - np.uint64(1) if b - a < 64 else all_ones
+            bits = width << np.uint64(a)
+            entry_feature[e] = feature[node]
+            entry_word[e] = word_base[tree_of[node]] + w
+            entry_mask[e] = all_ones & ~bits
+            e += 1
+    offsets = np.zeros(features + 1, dtype=np.int64)
+    for j in range(n_entries):
+        offsets[entry_feature[j] + 1] += 1
+    for f in range(features):
+        offsets[f + 1] += offsets[f]
+    fill = offsets[:-1].copy()
+    node_word = np.empty(n_entries, dtype=np.int64)
+    node_mask = np.empty(n_entries, dtype=np.uint64)
+    for j in range(n_entries):
+        f = entry_feature[j]
+        node_word[fill[f]] = entry_word[j]
+        node_mask[fill[f]] = entry_mask[j]
+        fill[f] += 1
+    return offsets, node_word, node_mask, word_base, leaf_base, leaf_value[:n_values].copy()
+
+
+def leaf_masks(trees: TreeArrays, features: int, walk: bool = False) -> LeafMasks:
+    """The forest's :class:`LeafMasks` over feature ids ``0 .. features - 1`` (``walk``: none, every tree
+    is walked: the plain tree walk the tests compare the masks against)."""
+    if walk:
+        no_trees = np.zeros(len(trees.roots) + 1, dtype=np.int64)
+        return LeafMasks(np.zeros(features + 1, dtype=np.int64), np.zeros(0, dtype=np.int64),
+                         np.zeros(0, dtype=np.uint64), no_trees, no_trees[:-1], np.zeros(0, dtype=np.float64),
+                         1)
+    offsets, word, mask, word_base, leaf_base, leaf_value = _leaf_masks(
+        trees.roots, trees.feature, trees.true_child, trees.false_child, trees.value, features)
+    return LeafMasks(offsets, word, mask, word_base, leaf_base, leaf_value, 0)
+
+
+@njit(cache=True, nogil=True)
 def _mark(codes: np.ndarray, lo: int, hi: int, table: np.ndarray, present: np.ndarray, touched: np.ndarray,
-          count: int, delta: int) -> int:
+          count: int) -> int:
+    """Mark the features of ``codes[lo:hi]`` present, each new one once in ``touched`` (from ``count``):
+    a feature met twice (an exists-test over two NP children) is applied to the masks once."""
     for i in range(lo, hi):
         c = codes[i]
         if c >= 0:
             f = table[c]
-            if f >= 0:
-                present[f] += delta
-                if delta > 0:
-                    touched[count] = f
-                    count += 1
+            if f >= 0 and present[f] == 0:
+                present[f] = 1
+                touched[count] = f
+                count += 1
     return count
 
 
 @njit(cache=True, nogil=True)
-def _score_window(e: int, frontier: np.ndarray, first: int, end: int, items: ItemArrays, rules: CandidateSpec,
-                  space: FeatureTable, trees: TreeArrays, scores: np.ndarray, buffers: ScoreBuffers) -> None:
-    """Every label's score over the window of ``frontier[first:end]`` into ``scores[e]``."""
+def _score_window(e: int, frontier: np.ndarray, first: int, end: int, root_here: bool, items: ItemArrays,
+                  rules: CandidateSpec, space: FeatureTable, trees: TreeArrays, leaves: LeafMasks,
+                  scores: np.ndarray, buffers: ScoreBuffers) -> None:
+    """Every label's score over the window of ``frontier[first:end]`` into ``scores[e]`` (ROOT's only where
+    ROOT may be built: the window decides that, as it holds the frontier's edges)."""
     present, codes, touched = buffers.present, buffers.codes, buffers.touched
+    masks, head_masks = buffers.masks, buffers.head_masks
     label_heads, child_symbols = buffers.label_heads, buffers.child_symbols
     label, nkids, kids = items.label, items.nkids, items.kids
     label_symbols, heads, table = rules.label_symbols, rules.heads, space.table
@@ -704,13 +857,16 @@ def _score_window(e: int, frontier: np.ndarray, first: int, end: int, items: Ite
     n_labels = label_symbols.shape[0]
     for li in range(n_labels):
         symbol = label_symbols[li]
-        if m == 1 and blocked_by_chain(frontier[first], symbol, label, nkids, kids):
+        if (m == 1 and blocked_by_chain(frontier[first], symbol, label, nkids, kids)) or (
+                li == rules.root and not root_here):
             label_heads[li] = -1  # never a candidate over this window
             scores[e, li] = 0.0
         else:
             label_heads[li] = candidate_head(frontier, first, end, symbol, child_symbols, label, heads)
     base = emit_head_free(codes, frontier, first, end, items, space)
-    marked = _mark(codes, 0, base, table, present, touched, 0, 1)
+    marked = _mark(codes, 0, base, table, present, touched, 0)
+    masks[:] = ~np.uint64(0)
+    _apply_masks(touched, 0, marked, leaves, masks)
     for head in range(m):
         needed = False
         for li in range(n_labels):
@@ -721,19 +877,25 @@ def _score_window(e: int, frontier: np.ndarray, first: int, end: int, items: Ite
             continue
         stop = emit_head_dependent(codes, base, frontier, first, end, head, items, space)
         before = marked
-        marked = _mark(codes, base, stop, table, present, touched, marked, 1)
+        marked = _mark(codes, base, stop, table, present, touched, marked)
+        for li in range(n_labels):  # only the trees of this head's labels are read
+            if label_heads[li] == head:
+                lo, hi = leaves.word_base[trees.offsets[li]], leaves.word_base[trees.offsets[li + 1]]
+                head_masks[lo:hi] = masks[lo:hi]
+        _apply_masks(touched, before, marked, leaves, head_masks)
         for li in range(n_labels):
             if label_heads[li] == head:
-                scores[e, li] = _walk(li, present, trees)
+                scores[e, li] = _sum_trees(li, present, trees, head_masks, leaves)
         for i in range(before, marked):
-            present[touched[i]] -= 1
+            present[touched[i]] = 0
         marked = before
     for i in range(marked):
-        present[touched[i]] -= 1
+        present[touched[i]] = 0
 
 
 def score_state(frontier: np.ndarray, items: ItemArrays, rules: CandidateSpec, space: FeatureTable,
-                trees: TreeArrays, lookup: Dict, cache: WindowArrays, out: ScoreBuffers) -> int:
+                trees: TreeArrays, leaves: LeafMasks, lookup: Dict, cache: WindowArrays,
+                out: ScoreBuffers) -> int:
     """Every candidate of the state with its confidence, in candidate order (first, end, label), into
     ``out.first`` .. ``out.confidence``.
 
@@ -742,13 +904,14 @@ def score_state(frontier: np.ndarray, items: ItemArrays, rules: CandidateSpec, s
     collision. Returns the number of candidates.
     """
     return _score_state(frontier, tuple(items), rules[:-1], tuple(rules.heads), tuple(space), tuple(trees),
-                        lookup, tuple(cache), tuple(out))
+                        tuple(leaves), lookup, tuple(cache), tuple(out))
 
 
 @njit(cache=True, nogil=True)
-def _score_state(frontier, items, rules, heads, space, trees, lookup, cache, out):  # type: ignore[no-untyped-def]
+def _score_state(frontier, items, rules, heads, space, trees, leaves, lookup, cache, out):  # type: ignore[no-untyped-def]
     """:func:`score_state` on its records as plain tuples (``rules`` without ``heads``)."""
     items, space, trees = ItemArrays(*items), FeatureTable(*space), TreeArrays(*trees)
+    leaves = LeafMasks(*leaves)
     rules, cache, out = CandidateSpec(*rules, HeadRules(*heads)), WindowArrays(*cache), ScoreBuffers(*out)
     label, tag, _, start, end_, nkids, kids, _ = items
     label_symbols, root, max_children = rules.label_symbols, rules.root, rules.max_children
@@ -765,20 +928,22 @@ def _score_state(frontier, items, rules, heads, space, trees, lookup, cache, out
         for end in range(max(first + 1, first_end), min(n, first + max_children) + 1):
             if span_stopped(frontier, first, end, start, end_, tag, nkids, edge_stop):
                 continue
+            root_here = root_allowed(first, end, n, rules.root_unary)
             lo, hi = max(0, first - context), min(n, end + context)
             lm, rm = max(0, context - first), max(0, end + context - n)
             key = _window_hash(lm, rm, frontier, lo, hi)
             e = lookup[key] if key in lookup else -1  # noqa: SIM401 (typed Dict.get gives an Optional)
             if e >= 0 and not _same_window(win, e, lm, rm, frontier, lo, hi):
                 e = scratch  # a collision: score without caching
-                _score_window(e, frontier, first, end, items, rules, space, trees, scores, out)
+                _score_window(e, frontier, first, end, root_here, items, rules, space, trees, leaves, scores,
+                              out)
             elif e < 0:
                 e = entries[0]
                 entries[0] += 1
                 lookup[key] = e
                 _store_window(win, e, lm, rm, frontier, lo, hi)
-                _score_window(e, frontier, first, end, items, rules, space, trees, scores, out)
-            root_here = root_allowed(first, end, n, rules.root_unary)
+                _score_window(e, frontier, first, end, root_here, items, rules, space, trees, leaves, scores,
+                              out)
             for li in range(n_labels):
                 if li == root and not root_here:
                     continue
@@ -827,3 +992,79 @@ def candidate_rows(frontier: np.ndarray, items: ItemArrays, rules: CandidateSpec
                 count += 1
                 out_indptr[count] = nz
     return count
+
+
+# ------------------------------------------------------------------ the parser's side: greedy search
+
+GREEDY_DONE, GREEDY_NEED_ROOM, GREEDY_STUCK, GREEDY_STEP_BOUND = 0, 1, 2, 3
+
+
+def greedy_steps(frontier: np.ndarray, size: int, steps: np.ndarray, confidences: np.ndarray, taken: int,
+                 max_steps: int, items: ItemArrays, rules: CandidateSpec, space: FeatureTable,
+                 trees: TreeArrays, leaves: LeafMasks, lookup: Dict, cache: WindowArrays,
+                 out: ScoreBuffers) -> tuple[int, int, int, int]:
+    """Greedy search in one compiled call: take the state's best candidate (ties: the first in candidate
+    order), build its item, repeat until ROOT is built over the whole frontier.
+
+    ``frontier`` holds the state's item indices and is rewritten in place; ``size`` items exist. Each
+    inference is written to ``steps[i]`` (first, end, label index) and ``confidences[i]``, from ``taken``
+    on. The new items are appended to the item arrays (label, head child, headtag and headword from the
+    head child, as :func:`~clparse.features.state.build` makes them). Stops before a state that could
+    overflow the caller's buffers (items, window cache, codes) with ``GREEDY_NEED_ROOM``: grow them and
+    call again with what came back. Returns (status, frontier length, items, steps taken).
+    """
+    return _greedy_steps(frontier, size, steps, confidences, taken, max_steps, tuple(items), rules[:-1],
+                         tuple(rules.heads), tuple(space), tuple(trees), tuple(leaves), lookup, tuple(cache),
+                         tuple(out))
+
+
+@njit(cache=True, nogil=True)
+def _greedy_steps(frontier, size, steps, confidences, taken, max_steps, items, rules, heads, space,  # type: ignore[no-untyped-def]
+                  trees, leaves, lookup, cache, out):
+    """:func:`greedy_steps` on its records as plain tuples (``rules`` without ``heads``)."""
+    item_arrays, rule_record = ItemArrays(*items), CandidateSpec(*rules, HeadRules(*heads))
+    buffers, windows = ScoreBuffers(*out), WindowArrays(*cache)
+    label, tag, word, start, end_, nkids, kids, head_of = item_arrays
+    label_symbols, root, max_children = rule_record.label_symbols, rule_record.root, rule_record.max_children
+    n = frontier.shape[0]
+    while True:
+        if n == 1 and root >= 0 and label[frontier[0]] == label_symbols[root]:
+            return GREEDY_DONE, n, size, taken
+        if taken >= max_steps:
+            return GREEDY_STEP_BOUND, n, size, taken
+        spans = _span_count(n, max_children)
+        if (size >= label.shape[0] or windows.entries[0] + spans + 1 > windows.values.shape[0]
+                or spans * label_symbols.shape[0] > buffers.confidence.shape[0]
+                or _row_capacity(max_children, size + 1) > buffers.codes.shape[0]):
+            return GREEDY_NEED_ROOM, n, size, taken
+        count = _score_state(frontier[:n], items, rules, heads, space, trees, leaves, lookup, cache, out)
+        if count == 0:
+            return GREEDY_STUCK, n, size, taken
+        best = 0
+        conf = buffers.confidence
+        for i in range(1, count):
+            if conf[i] > conf[best]:
+                best = i
+        first, end, li = buffers.first[best], buffers.end[best], buffers.label[best]
+        m = end - first
+        h = candidate_head(frontier, first, end, label_symbols[li], buffers.child_symbols, label,
+                           rule_record.heads)
+        head_item = frontier[first + h]
+        label[size], tag[size], word[size] = label_symbols[li], tag[head_item], word[head_item]
+        start[size], end_[size] = start[frontier[first]], end_[frontier[end - 1]]
+        head_of[size], nkids[size] = h, m
+        for k in range(m):
+            kids[size, k] = frontier[first + k]
+        steps[taken, 0], steps[taken, 1], steps[taken, 2] = first, end, li
+        confidences[taken] = conf[best]
+        taken += 1
+        frontier[first] = size
+        for k in range(end, n):
+            frontier[k - m + 1] = frontier[k]
+        n -= m - 1
+        size += 1
+
+
+@njit(cache=True, nogil=True)
+def _span_count(n: int, k: int) -> int:
+    return n * (n + 1) // 2 if n <= k else n * k - k * (k - 1) // 2

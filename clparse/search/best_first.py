@@ -129,6 +129,8 @@ def search(leaves: list[Item], scorer: Scorer, *, beam: int = 1000, max_pops: in
     start = State(tuple(leaves), empty(aggregator))
     if start.complete:
         return SearchResult(start.frontier[0], start.score, 0)
+    if beam == 1:  # the agenda would hold one entry: the greedy path, in one compiled call where it can be
+        return greedy_search(start, scorer, make, aggregator, max_pops)
     best: SearchResult | None = None
     bound: tuple[float, ...] | None = None
     if incumbent and beam > 1:
@@ -168,20 +170,56 @@ def search(leaves: list[Item], scorer: Scorer, *, beam: int = 1000, max_pops: in
 
 def complete_greedily(state: State, scorer: Scorer, make: Any, aggregator: str, pops: int,
                       why: str) -> SearchResult:
-    """Finish ``state`` by always taking its best candidate (ties in candidate order) until ROOT is built.
+    """Finish ``state`` by always taking its best candidate (ties in candidate order) until ROOT is built."""
+    frontier, score, _, done = greedy_path(state, scorer, make, aggregator)
+    if done:
+        return SearchResult(frontier[0], score, pops, f"{why}: completed greedily", completed=True)
+    return SearchResult(None, None, pops, f"{why}, and no parse can be completed from the best state")
+
+
+def greedy_path(state: State, scorer: Scorer, make: Any,
+                aggregator: str) -> tuple[tuple[Item, ...], Score, int, bool]:
+    """The greedy path from ``state``: (last frontier, its score, inferences taken, ROOT built).
 
     It ends: every inference either shrinks the frontier or extends a unary chain, and a chain cannot
-    repeat a label. The step bound only guards against a scorer that breaks those rules.
+    repeat a label. The step bound only guards against a scorer that breaks those rules. A scorer with
+    a compiled greedy search (``greedy``) runs the whole path in one call; the loop below is what it
+    must equal (the tests hold them to the same items and confidences).
     """
     frontier, score = state.frontier, state.score
     bound = len(frontier) * (len(getattr(scorer, "labels", ())) + 2) + 64
-    for _ in range(bound):
-        if len(frontier) == 1 and frontier[0].label == ROOT_LABEL:
-            return SearchResult(frontier[0], score, pops, f"{why}: completed greedily", completed=True)
+    compiled = getattr(scorer, "greedy", None)
+    if compiled is not None:
+        frontier, confidences, done = compiled(frontier, make, bound)
+        for confidence in confidences:
+            score = extend(aggregator, score, confidence)
+        return frontier, score, len(confidences), done
+    steps = 0
+    while steps < bound and not _complete(frontier):
         best = next(ranked(scorer.candidates(frontier)), None)
         if best is None:
             break
         first, end, label, confidence = best
         frontier = frontier[:first] + (make(label, frontier[first:end]),) + frontier[end:]
         score = extend(aggregator, score, confidence)
-    return SearchResult(None, None, pops, f"{why}, and no parse can be completed from the best state")
+        steps += 1
+    return frontier, score, steps, _complete(frontier)
+
+
+def _complete(frontier: tuple[Item, ...]) -> bool:
+    return len(frontier) == 1 and frontier[0].label == ROOT_LABEL
+
+
+def greedy_search(start: State, scorer: Scorer, make: Any, aggregator: str, max_pops: int) -> SearchResult:
+    """Beam 1: the greedy path, reported as the agenda search with a one-entry agenda reports it (each
+    inference one popped state; at ``max_pops`` the rest of the path is the greedy completion)."""
+    frontier, score, steps, done = greedy_path(start, scorer, make, aggregator)
+    capped = f"no complete parse within {max_pops} popped states"
+    if done:
+        if steps <= max_pops:
+            return SearchResult(frontier[0], score, steps)
+        return SearchResult(frontier[0], score, max_pops, f"{capped}: completed greedily", completed=True)
+    if steps < max_pops:
+        return SearchResult(None, None, steps,
+                            "the agenda ran empty, and no parse can be completed from the best state")
+    return SearchResult(None, None, max_pops, f"{capped}, and no parse can be completed from the best state")

@@ -8,7 +8,7 @@ items and window cache (make one per sentence) and returns a state's candidates 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,10 +17,15 @@ from clparse.features.items import ItemTable, WindowCache
 from clparse.features.kernel import (
     MAX_CONTEXT,
     CandidateSpec,
+    LeafMasks,
     RowBuffers,
     ScoreBuffers,
     TreeArrays,
+    GREEDY_DONE,
+    GREEDY_NEED_ROOM,
     candidate_rows,
+    greedy_steps,
+    leaf_masks,
     row_capacity,
     score_state,
 )
@@ -49,7 +54,7 @@ class CandidateArrays:
 class CompiledModel:
     """The parts of a parser model the kernels read, built once per model."""
 
-    def __init__(self, model: ParserModel, full_table: bool = False) -> None:
+    def __init__(self, model: ParserModel, full_table: bool = False, walk: bool = False) -> None:
         self.model = model
         self.labels = model.labels
         self.symbols = SymbolTable()
@@ -68,6 +73,8 @@ class CompiledModel:
         joined, offsets = Forest.join([e.forest for e in ensembles])
         self.trees = TreeArrays(offsets, joined.roots, joined.feature, joined.true_child, joined.false_child,
                                 joined.value)
+        # Trees are scored by their leaf masks (walk: node by node, the reference the tests hold them to).
+        self.leaves: LeafMasks = leaf_masks(self.trees, self.presence_size, walk)
         self._spec: CandidateSpec | None = None
         self._spec_symbols = 0  # the symbol table's size when _spec was built
 
@@ -108,7 +115,9 @@ class CandidateScorer:
                                   ("label", candidates, np.int32), ("conf", candidates, np.float64),
                                   ("codes", codes, np.int64), ("touched", codes, np.int32),
                                   ("children", self.max_children, np.int32),
-                                  ("label_heads", len(self.labels), np.int64)):
+                                  ("label_heads", len(self.labels), np.int64),
+                                  ("masks", self.compiled.leaves.word_base[-1], np.uint64),
+                                  ("head_masks", self.compiled.leaves.word_base[-1], np.uint64)):
             found = self._out.get(name)
             if found is None or len(found) < size:
                 self._out[name] = np.empty(max(size, 2 * len(found) if found is not None else size),
@@ -117,8 +126,8 @@ class CandidateScorer:
         if self._buffers is None:
             out = self._out
             self._buffers = ScoreBuffers(self.present, out["codes"], out["touched"], out["children"],
-                                         out["label_heads"], out["first"], out["end"], out["label"],
-                                         out["conf"])
+                                         out["label_heads"], out["masks"], out["head_masks"], out["first"],
+                                         out["end"], out["label"], out["conf"])
         return self._buffers
 
     def candidates(self, frontier: Sequence[Item]) -> CandidateArrays:
@@ -133,11 +142,47 @@ class CandidateScorer:
         out = self._room(spans, spans * len(self.labels), row_capacity(k, items.size))
         cache, c = self.cache, self.compiled
         before = len(cache)
-        count = score_state(ids, items.arrays(), c.spec(), c.space.arrays(), c.trees, cache.lookup,
+        count = score_state(ids, items.arrays(), c.spec(), c.space.arrays(), c.trees, c.leaves, cache.lookup,
                             cache.arrays(), out)
         self.scored += len(cache) - before
         return CandidateArrays(out.first[:count], out.end[:count], out.label[:count], out.confidence[:count],
                                self.labels)
+
+
+    def greedy(self, frontier: Sequence[Item], make: Callable[[str, tuple[Item, ...]], Item],
+               max_steps: int) -> tuple[tuple[Item, ...], list[float], bool]:
+        """Greedy search from ``frontier`` in compiled calls (:func:`~clparse.features.kernel.greedy_steps`):
+        always the best candidate, ties in candidate order, at most ``max_steps`` inferences.
+
+        Returns the last frontier (its items made by ``make``, as the Python search makes them), the
+        confidences of the inferences in order, and whether ROOT was built.
+        """
+        items = self._items(frontier)
+        ids = items.frontier(frontier)
+        first_new = items.size
+        steps = np.empty((max(max_steps, 1), 3), dtype=np.int32)
+        confidences = np.empty(max(max_steps, 1), dtype=np.float64)
+        n, size, taken, k = len(ids), items.size, 0, self.max_children
+        c, cache = self.compiled, self.cache
+        before = len(cache)
+        while True:
+            spans = span_count(n, k)
+            items.reserve(size + n + 16)
+            out = self._room(spans, spans * len(self.labels), row_capacity(k, len(items.label)))
+            status, n, size, taken = greedy_steps(ids[:n], size, steps, confidences, taken, max_steps,
+                                                  items.arrays(), c.spec(), c.space.arrays(), c.trees,
+                                                  c.leaves, cache.lookup, cache.arrays(), out)
+            items.size = size
+            if status != GREEDY_NEED_ROOM:
+                break
+        self.scored += len(cache) - before
+        built = tuple(frontier)
+        for step in range(taken):
+            first, end, label = (int(x) for x in steps[step])
+            item = make(self.labels[label], built[first:end])
+            items.adopt(item, first_new + step)
+            built = built[:first] + (item,) + built[end:]
+        return built, confidences[:taken].tolist(), status == GREEDY_DONE
 
 
 def span_count(n: int, k: int) -> int:

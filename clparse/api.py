@@ -377,11 +377,11 @@ def known_tags(db: PathLike) -> set[str]:
     """Every POS tag the run's features know, plus the punctuation tags preprocessing sets aside."""
     from clparse.preprocess import PUNCTUATION_TAGS
     from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG
+    from clparse.store import reading
     from clparse.store.database import Database
-    from clparse.store.runs import Runs
 
-    with Database(db, readonly=True) as database:
-        seen = Runs(database).feature_values("headtag")
+    with Database(db, readonly=True) as database, database.raw() as connection:
+        seen = reading.feature_values(connection, "headtag")
     return seen | PUNCTUATION_TAGS | {EMPTY_ELEMENT_TAG}
 
 

@@ -18,19 +18,22 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clparse.errors import ConfigurationError
 from clparse.features.state import leaf_items
 from clparse.preprocess.pipeline import PreprocessConfig, preprocess_tree
+from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG
 from clparse.read.ptb import format_tree
 from clparse.read.tree import Tree
 from clparse.rebuild.model import ParserModel, best_theta, load_model
 from clparse.search import CandidateScorer, search
 from clparse.search.restore import flat_tree, item_tree, restore_tokens
+from clparse.store import reading
 from clparse.store.database import Database
-from clparse.store.runs import Runs
-from clparse.tag.stored import NONE_TAG, PosTagger, load_tagger
+
+if TYPE_CHECKING:  # the tagger's modules read the database through SQLAlchemy: imported when a tagger is
+    from clparse.tag.stored import PosTagger
 
 
 def escape(token: str) -> str:
@@ -92,6 +95,8 @@ class Parser:
     @property
     def tagger(self) -> PosTagger | None:
         if self._tagger is None and self._tagger_db is not None:
+            from clparse.tag.stored import load_tagger
+
             self._tagger, self._tagger_db = load_tagger(self._tagger_db), None
         return self._tagger
 
@@ -112,7 +117,9 @@ class Parser:
     def from_model(cls, db: Database | str | Path, model: ParserModel,
                    options: SearchOptions = SearchOptions()) -> Parser:
         """A parser over an already rebuilt model, with the run's preprocessing (no tagger loaded)."""
-        config = Runs(Database.of(db, readonly=True)).config()
+        database = Database.of(db, readonly=True)
+        with database.raw() as connection:
+            _, config = reading.run(connection, database.path)
         preprocess = PreprocessConfig.from_dict({**config["preprocess"], "max_words": None})
         return cls(model, preprocess, None, options)
 
@@ -151,7 +158,7 @@ class Parser:
 
     def parse_tagged(self, tagged: Sequence[tuple[str, str]]) -> ParseResult:
         """Parse a sentence whose tags are given (empty elements, tagged -NONE-, are dropped)."""
-        tagged = [(w, t) for w, t in tagged if t != NONE_TAG]
+        tagged = [(w, t) for w, t in tagged if t != EMPTY_ELEMENT_TAG]
         if not tagged:
             return ParseResult(Tree("ROOT", []), [], "empty sentence")
         if len(tagged) > self.options.max_words:
@@ -164,7 +171,7 @@ class Parser:
         kept = [i for i in range(len(tagged)) if i not in removed]
         kept_tagged = [tagged[i] for i in kept]
         leaves = leaf_items(kept_tagged, self.model.vocabulary.normalize)
-        result = search(leaves, CandidateScorer(self.model), beam=self.options.beam,
+        result = search(leaves, CandidateScorer(self.model.for_scoring()), beam=self.options.beam,
                         max_pops=self.options.max_pops, aggregator=self.options.aggregator)
         if result.item is None:
             return ParseResult(flat_tree(tagged), tagged, result.reason, result.pops)

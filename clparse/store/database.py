@@ -1,7 +1,7 @@
 """Create, recognize, upgrade and open clparse databases.
 
 A clparse database is a SQLite file with ``PRAGMA application_id`` =
-:data:`~clparse.store.schema.APPLICATION_ID` and an ``alembic_version`` row.
+:data:`~clparse.store.engine.APPLICATION_ID` and an ``alembic_version`` row.
 Opening checks both: a file that is not SQLite or not clparse's is refused,
 a newer schema is refused, an older one is upgraded after a backup copy.
 Nothing is written to a file that is refused (except that SQLite rolls back a hot journal, an
@@ -22,14 +22,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import apsw
-import sqlalchemy
 
 from clparse.errors import DatabaseError
 from clparse.store import dbapi
-from clparse.store.engine import BUSY_TIMEOUT_MS, make_engine, open_read_only, writable
-from clparse.store.schema import APPLICATION_ID
+from clparse.store.engine import (APPLICATION_ID, BUSY_TIMEOUT_MS, make_engine, mode_of, open_read_only,
+                                  writable)
 
 if TYPE_CHECKING:
+    import sqlalchemy
     from alembic.config import Config
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -427,6 +427,13 @@ DAMAGED = ("the database is damaged; nothing was written to it; restore it from 
            "(`clparse backup` makes one)")
 
 
+def _sqlalchemy_error() -> type[Exception]:
+    """SQLAlchemy's base error class (imported only once SQLAlchemy is: an error from it means it was)."""
+    import sqlalchemy.exc
+
+    return sqlalchemy.exc.SQLAlchemyError
+
+
 def _causes(exc: BaseException) -> Iterator[BaseException]:
     """``exc``, the driver error SQLAlchemy wraps, and what either was raised from."""
     seen: set[int] = set()
@@ -530,7 +537,16 @@ class Database:
         self.path = Path(path)
         self.readonly = readonly
         check_database(self.path, upgrade=not readonly)
-        self.engine = make_engine(self.path, readonly=readonly)
+        # How a read-only connection opens the file, decided once, now (as the engine's connections do).
+        self._mode = mode_of(self.path) if readonly else None
+        self._engine: sqlalchemy.Engine | None = None
+
+    @property
+    def engine(self) -> sqlalchemy.Engine:
+        """The SQLAlchemy engine, made on first use (reads through :meth:`raw` never import SQLAlchemy)."""
+        if self._engine is None:
+            self._engine = make_engine(self.path, readonly=self.readonly)
+        return self._engine
 
     @classmethod
     def of(cls, db: Database | str | Path, *, readonly: bool = False) -> Database:
@@ -542,6 +558,21 @@ class Database:
         """A connection for reads (one snapshot per statement; use :meth:`transaction` to write)."""
         with self._mapped(), self.engine.connect() as connection:
             yield connection
+
+    @contextmanager
+    def raw(self) -> Iterator[apsw.Connection]:
+        """An APSW connection for reads in plain SQL, inside one read transaction (one snapshot for every
+        statement), opened as the engine's connections are; SQLite errors leave as
+        :class:`~clparse.errors.DatabaseError`. For reads that must start fast (loading a parser)."""
+        with self._mapped():
+            connection = dbapi.connect(self.path, readonly=self.readonly, busy_timeout_ms=BUSY_TIMEOUT_MS,
+                                       immutable=self._mode == "immutable",
+                                       query_only=self._mode == "query_only")
+            try:
+                connection.apsw.execute("BEGIN")  # ended by close (a read transaction: nothing to commit)
+                yield connection.apsw
+            finally:
+                connection.close()
 
     @contextmanager
     def transaction(self, *, immediate: bool = False) -> Iterator[sqlalchemy.Connection]:
@@ -571,11 +602,16 @@ class Database:
     def _mapped(self) -> Iterator[None]:
         try:
             yield
-        except (apsw.Error, sqlalchemy.exc.SQLAlchemyError) as exc:
+        except (apsw.Error, dbapi.Error) as exc:
             raise sqlite_error(exc, self.path) from exc
+        except Exception as exc:
+            if type(exc).__module__.startswith("sqlalchemy") and isinstance(exc, _sqlalchemy_error()):
+                raise sqlite_error(exc, self.path) from exc
+            raise
 
     def close(self) -> None:
-        self.engine.dispose()
+        if self._engine is not None:
+            self._engine.dispose()
 
     def __enter__(self) -> Database:
         return self

@@ -25,15 +25,20 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import quote
 
 import apsw
-import sqlalchemy
-from sqlalchemy.pool import NullPool
 
 from clparse.store import dbapi
 
+if TYPE_CHECKING:
+    import sqlalchemy
+
+#: ``PRAGMA application_id`` of every clparse database ("clpa"): tells a clparse file from any other
+#: SQLite file. (Here rather than in :mod:`clparse.store.schema` so that opening a file to read it
+#: does not import SQLAlchemy; the schema module names it too.)
+APPLICATION_ID = 0x636C7061
 # generous: parallel trainers and readers share the file (MLflow settled on 20 s too)
 BUSY_TIMEOUT_MS = 20_000
 
@@ -101,6 +106,8 @@ def make_engine(path: str | Path, *, readonly: bool = False) -> sqlalchemy.Engin
 
     A read-only engine decides once, now, how its connections open the file (:func:`mode_of`).
     """
+    from sqlalchemy.pool import NullPool
+
     mode = mode_of(path) if readonly else None
     # NullPool: a connection per use, so nothing lingers holding locks between transactions.
     return dbapi.create_engine(path, readonly=readonly, busy_timeout_ms=BUSY_TIMEOUT_MS, poolclass=NullPool,

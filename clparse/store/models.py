@@ -15,9 +15,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from clparse.store import schema
+from clparse.store import reading, schema
 from clparse.store.database import Database
-from clparse.store.verify import NODE_COLUMNS, damaged, load_trees, tree_problems
+from clparse.store.verify import NODE_COLUMNS, damaged, load_trees
 
 NodeRow = tuple[Any, Any, Any, Any]  # (feature id or None, true child, false child, confidence)
 
@@ -34,31 +34,8 @@ class Models:
         side of Θ̂ for their place (Θ never rises from one iteration to the next) and the first tree
         left out are verified against their checksums: a damaged Θ cannot move the cut unseen (the
         trees kept are verified when :meth:`trees` loads them)."""
-        lb, lt, it = schema.labels, schema.label_training, schema.iterations
-        with self.db.reading() as connection:
-            rows = connection.execute(sa.select(lb.c.id, lb.c.name, lt.c.state, lt.c.iteration, lt.c.theta)
-                                      .select_from(lb.outerjoin(lt, lt.c.label_id == lb.c.id))
-                                      .order_by(lb.c.name)).all()
-            counts: dict[str, int] = {}
-            missing: dict[str, str] = {}
-            for label_id, name, state, iteration, last_theta in rows:
-                if name not in thetas:
-                    continue
-                if state is None:
-                    missing[name] = "never trained"
-                    continue
-                kept_iterations = connection.execute(sa.select(it.c.iteration).where(
-                    it.c.label_id == label_id, it.c.theta >= thetas[name])).scalars().all()
-                kept = len(kept_iterations)
-                odd = sorted(set(kept_iterations) - set(range(1, kept + 1)))
-                for checked in [kept + 1, *odd]:  # the cut, and any tree kept out of order
-                    problems = tree_problems(connection, label_id, name, checked - 1, checked)
-                    if problems:
-                        raise damaged(self.db.path, problems)
-                if not (kept < (iteration or 0) or state == "converged"):
-                    missing[name] = f"trained only down to Θ = {last_theta:.6g}" if last_theta is not None \
-                        else "no iteration yet"
-                counts[name] = int(kept)
+        with self.db.raw() as connection:
+            counts, missing, _ = reading.trees_at(connection, self.db.path, thetas)
         return counts, missing
 
     def theta_range(self) -> tuple[float | None, float | None]:

@@ -16,7 +16,7 @@ import numpy as np
 import sqlalchemy as sa
 
 from clparse.errors import DatabaseError
-from clparse.store import blobs, schema
+from clparse.store import blobs, reading, schema
 from clparse.store.database import DAMAGED, Database
 from clparse.store.stamps import now
 
@@ -120,20 +120,15 @@ class Runs:
 
     def run(self) -> tuple[int, dict[str, Any]]:
         """(run id, config) of the prepared run; refused if there is none."""
-        with self.db.reading() as connection:
-            row = connection.execute(sa.select(schema.runs.c.id, schema.runs.c.config_json)).first()
-        if row is None:
-            raise DatabaseError(f"{self.path}: no prepared run; run `clparse prepare --db {self.path} ...` "
-                                "first")
-        return int(row[0]), json.loads(row[1])
+        with self.db.raw() as connection:
+            return reading.run(connection, self.path)
 
     def config(self) -> dict[str, Any]:
         return self.run()[1]
 
     def labels(self) -> list[str]:
-        with self.db.reading() as connection:
-            return list(connection.execute(sa.select(schema.labels.c.name)
-                                           .order_by(schema.labels.c.name)).scalars())
+        with self.db.raw() as connection:
+            return reading.labels(connection)
 
     def sentences(self, split: str) -> list[dict[str, Any]]:
         """The split's sentence rows in order, each with its inference ``path`` [(start, end, label), ...]."""
@@ -159,15 +154,12 @@ class Runs:
                                            .order_by(s.c.position)).scalars())
 
     def vocabulary(self) -> list[tuple[str, int]]:
-        v = schema.vocabulary
-        with self.db.reading() as connection:
-            return [(w, int(c)) for w, c in connection.execute(sa.select(v.c.word, v.c.count))]
+        with self.db.raw() as connection:
+            return reading.vocabulary(connection)
 
     def feature_ids(self) -> dict[FeatureKey, int]:
-        f = schema.features
-        with self.db.reading() as connection:
-            return {(t, i, p, v): int(fid) for fid, t, i, p, v in connection.execute(
-                sa.select(f.c.id, f.c.template, f.c.item, f.c.property, f.c.value))}
+        with self.db.raw() as connection:
+            return reading.feature_ids(connection)
 
     def feature_count(self) -> int:
         with self.db.reading() as connection:
@@ -176,10 +168,8 @@ class Runs:
 
     def feature_values(self, prop: str) -> set[str]:
         """Every value features test of property ``prop`` (e.g. the POS tags of ``headtag``)."""
-        f = schema.features
-        with self.db.reading() as connection:
-            return set(connection.execute(sa.select(f.c.value).distinct()
-                                          .where(f.c.property == prop)).scalars())
+        with self.db.raw() as connection:
+            return reading.feature_values(connection, prop)
 
     def mean_candidates(self) -> float:
         """Candidate examples per label, averaged over labels."""

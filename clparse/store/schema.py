@@ -24,9 +24,9 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-#: ``PRAGMA application_id`` of every clparse database ("clpa"): tells a clparse file from any other
-#: SQLite file.
-APPLICATION_ID = 0x636C7061
+# ``PRAGMA application_id`` of every clparse database: defined where files are opened (no SQLAlchemy there).
+from clparse.store.engine import APPLICATION_ID  # noqa: F401
+
 #: Newest schema revision this clparse knows (the Alembic head).
 SCHEMA_REVISION = "0008"
 

@@ -18,13 +18,14 @@ import struct
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import sqlalchemy as sa
+from typing import TYPE_CHECKING, Any
 
 from clparse.errors import DatabaseError
-from clparse.store import blobs, schema
+from clparse.store import blobs
 from clparse.store.database import DAMAGED, Database, check_database
+
+if TYPE_CHECKING:  # SQLAlchemy is imported where it is used: loading a parser verifies trees without it
+    import sqlalchemy as sa
 
 #: The ``tree_nodes`` columns a tree's checksum covers, in this order: 8 integers, then 5 floats.
 NODE_COLUMNS = ("node", "parent", "depth", "feature_id", "true_child", "false_child", "examples",
@@ -97,6 +98,10 @@ def damaged(path: str | Path, problems: Sequence[Problem]) -> DatabaseError:
 
 
 def _label_names(connection: sa.Connection) -> dict[int, str]:
+    import sqlalchemy as sa
+
+    from clparse.store import schema
+
     lb = schema.labels
     return {int(i): str(n) for i, n in connection.execute(sa.select(lb.c.id, lb.c.name))}
 
@@ -106,6 +111,10 @@ def load_trees(connection: sa.Connection, label: int | str, name: str, after: in
     """(the trees after+1..up_to of a label (its id, or its name), each as its node rows'
     :data:`NODE_COLUMNS` values in node order; the iterations among them whose tree fails its checksum,
     and node rows without an iteration row). ``name`` names the label in problems."""
+    import sqlalchemy as sa
+
+    from clparse.store import schema
+
     lb, it, tn = schema.labels, schema.iterations, schema.tree_nodes
     label_id = label if isinstance(label, int) else \
         sa.select(lb.c.id).where(lb.c.name == label).scalar_subquery()
@@ -119,8 +128,16 @@ def load_trees(connection: sa.Connection, label: int | str, name: str, after: in
     nodes: dict[int, list[tuple[Any, ...]]] = {}
     for iteration, *values in connection.execute(nodes_query.order_by(tn.c.iteration, tn.c.node)):
         nodes.setdefault(int(iteration), []).append(tuple(values))
+    return checked_trees(name, nodes, connection.execute(rows_query.order_by(it.c.iteration)))
+
+
+def checked_trees(name: str, nodes: dict[int, list[tuple[Any, ...]]],
+                  rows: Iterable[Sequence[Any]]) -> tuple[list[list[tuple[Any, ...]]], list[Problem]]:
+    """:func:`load_trees` once read: ``nodes`` (iteration -> its node rows' :data:`NODE_COLUMNS` values in
+    node order; emptied here) and the iteration rows (label id, iteration, Θ, stored checksum) in
+    iteration order."""
     trees, problems = [], []
-    for stored_label, iteration, theta, stored in connection.execute(rows_query.order_by(it.c.iteration)):
+    for stored_label, iteration, theta, stored in rows:
         tree = nodes.pop(int(iteration), [])
         if stored != tree_checksum(stored_label, iteration, theta, tree):
             problems.append(Problem("iterations", f"iteration {iteration} of {name}"))
@@ -157,6 +174,10 @@ def blob_problems(connection: sa.Connection, table: str, names: Mapping[int, str
                   label_id: int | None = None) -> Iterator[Problem]:
     """The rows of a checksummed blob table (of one label, if given) that fail their checksum; streamed
     one row at a time (a feature_rows chunk is ~30 MB)."""
+    import sqlalchemy as sa
+
+    from clparse.store import schema
+
     t = schema.metadata.tables[table]
     columns = [t.c[c] for c in (*blobs.CHECKSUMMED[table], blobs.CHECKSUM_COLUMN[table])]
     keys = list(t.primary_key.columns)
@@ -177,6 +198,10 @@ _TAGGER_HEADER = struct.Struct("<16sHH32s")
 
 def tagger_problems(connection: sa.Connection) -> list[Problem]:
     """The stored CRF tagger, if its bytes fail the SHA-256 in their header."""
+    import sqlalchemy as sa
+
+    from clparse.store import schema
+
     tg = schema.taggers
     problems = []
     for run_id, blob in connection.execute(sa.select(tg.c.run_id, tg.c.model_blob)

@@ -1,0 +1,79 @@
+"""Fast start (issue 26): a parser loads in one read transaction without SQLAlchemy, reading of the
+stored features only those its trees test, and parses exactly as one over every stored feature."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import apsw
+import numpy as np
+import pytest
+
+from clparse.errors import DatabaseError
+from clparse.forest import Forest
+from clparse.parser import Parser
+from clparse.rebuild.model import load_model, features_tested
+from clparse.store.database import Database
+from clparse.store.models import Models
+from clparse.store.runs import Runs
+from clparse.tag.stored import tagged_words
+
+THETA = 4.0
+
+
+def test_parsing_imports_no_sqlalchemy(trained_db: Path) -> None:
+    code = ("import sys\nfrom clparse.parser import Parser\n"
+            f"parser = Parser.from_db({str(trained_db)!r}, theta={THETA}, beam=1)\n"
+            "parser.parse_tagged([('The', 'DT'), ('dog', 'NN'), ('barked', 'VBD')])\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('sqlalchemy', 'alembic', 'dask')))")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_trees_as_the_per_label_reader_reads_them(trained_db: Path) -> None:
+    model = load_model(trained_db, THETA)
+    models = Models(Database(trained_db, readonly=True))
+    assert model.ensembles
+    for label, ensemble in model.ensembles.items():
+        old = Forest.from_trees(models.trees(label, ensemble.trees) if ensemble.trees else [])
+        for name in ("roots", "feature", "true_child", "false_child", "value"):
+            assert np.array_equal(getattr(old, name), getattr(ensemble.forest, name)), (label, name)
+
+
+def test_feature_ids_read_when_first_used(trained_db: Path) -> None:
+    model = load_model(trained_db, THETA)
+    everything = Runs(Database(trained_db, readonly=True)).feature_ids()
+    tested = features_tested(model.ensembles)
+    assert model.tested_ids == {key: i for key, i in everything.items() if i in tested}
+    assert len(model.feature_ids) == len(everything) and dict(model.feature_ids.items()) == everything
+    assert model.for_scoring() is model.for_scoring()
+    assert model.for_scoring().feature_ids == model.tested_ids
+
+
+@pytest.mark.parametrize("beam", [1, 50])
+def test_parses_as_with_every_stored_feature(trained_db: Path, beam: int,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scoring over the tested features only gives the same trees, pops and all, as over every feature."""
+    fast = Parser.from_db(trained_db, theta=THETA, beam=beam)
+    full = Parser.from_db(trained_db, theta=THETA, beam=beam)
+    monkeypatch.setattr(full.model, "for_scoring", lambda: full.model)
+    dev = [tagged_words(tree) for tree in Runs(Database(trained_db, readonly=True)).gold_trees("dev")][:40]
+    for tagged in dev:
+        a, b = fast.parse_tagged(tagged), full.parse_tagged(tagged)
+        assert (str(a), a.pops, a.fallback, a.completion) == (str(b), b.pops, b.fallback, b.completion)
+    assert len(full.model.feature_ids) > len(fast.model.for_scoring().feature_ids)
+
+
+def test_damaged_tree_refused_naming_it(db_copy: Path) -> None:
+    model = load_model(db_copy, THETA)
+    label = next(name for name, e in model.ensembles.items() if e.trees)
+    connection = apsw.Connection(str(db_copy))
+    try:
+        connection.execute("UPDATE tree_nodes SET depth = depth + 7 WHERE iteration = 1 AND node = 0 "
+                           "AND label_id = (SELECT id FROM labels WHERE name = ?)", (label,))
+    finally:
+        connection.close()
+    with pytest.raises(DatabaseError, match=f"iteration 1 of {label} fails its checksum"):
+        load_model(db_copy, THETA)

@@ -84,6 +84,10 @@ class HeadRules(NamedTuple):
     pass_mode: np.ndarray  # per pass: 0 left, 1 right, 2 left-any, 3 right-any
     label_offsets: np.ndarray  # pass p's label classes are label_classes[label_offsets[p] : [p + 1]]
     label_classes: np.ndarray
+    pass_rank: np.ndarray  # int32 [pass, class]: the class's first place in the pass's list, NO_RANK if absent
+
+
+NO_RANK = 2**31 - 1
 
 
 class CandidateSpec(NamedTuple):
@@ -212,24 +216,19 @@ def head_index(parent: int, children: np.ndarray, n: int, heads: HeadRules) -> i
             if lo == hi:
                 head = 0 if forward else n - 1
                 break
-            if mode >= 2:  # any of the labels, scanning from one side
-                for k in range(n):
-                    i = k if forward else n - 1 - k
-                    cls = heads.child_class[children[i]]
-                    for q in range(lo, hi):
-                        if heads.label_classes[q] == cls:
-                            head = i
-                            break
-                    if head >= 0:
-                        break
-            else:  # each label in priority order, scanning from one side
-                for q in range(lo, hi):
-                    for k in range(n):
-                        i = k if forward else n - 1 - k
-                        if heads.child_class[children[i]] == heads.label_classes[q]:
-                            head = i
-                            break
-                    if head >= 0:
+            # One scan from the pass's side: "any" mode takes the first child of a listed class; otherwise
+            # the child whose class comes first in the list (ties: the first met), as scanning the
+            # children once per listed label, in the list's order, would find.
+            best = NO_RANK
+            for k in range(n):
+                i = k if forward else n - 1 - k
+                cls = heads.child_class[children[i]]
+                if cls < 0:
+                    continue
+                rank = heads.pass_rank[p, cls]
+                if rank < best:
+                    best, head = rank, i
+                    if mode >= 2 or rank == 0:
                         break
             if head >= 0:
                 break

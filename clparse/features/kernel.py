@@ -84,7 +84,7 @@ class HeadRules(NamedTuple):
     pass_mode: np.ndarray  # per pass: 0 left, 1 right, 2 left-any, 3 right-any
     label_offsets: np.ndarray  # pass p's label classes are label_classes[label_offsets[p] : [p + 1]]
     label_classes: np.ndarray
-    pass_rank: np.ndarray  # int32 [pass, class]: the class's first place in the pass's list, NO_RANK if absent
+    pass_rank: np.ndarray  # int32 [pass, class]: the class's first place in the pass's list (NO_RANK: absent)
 
 
 NO_RANK = 2**31 - 1

@@ -3,7 +3,9 @@
 * the sample is the top-N priorities w/u, carried weights max(w, τ) (checked against a sort);
 * the carried weights estimate any subset's weight without bias (Monte Carlo over 3,000 seeded draws);
 * a tree grown on a sample gets every leaf's W± and κ from *all* examples (brute-force routing);
-* training with sampling, paused or SIGKILLed and resumed, ends byte-identical to an uninterrupted run.
+* training with sampling, paused or SIGKILLed and resumed, ends byte-identical to an uninterrupted run;
+* the stratified sample (issue 27) keeps a rare label's positives, and a sample that finds no split does
+  not end the label (the first version "converged" RRC on all of GUM with no tree at all).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import numpy as np
 import pytest
 
 from clparse.boost.booster import Booster, BoostSettings
-from clparse.boost.sampling import priority_sample, take_rows
+from clparse.boost.sampling import priority_sample, stratified_sample, take_rows
 from clparse.boost.tree import confidence, grow_tree, refit
 from clparse.errors import ConfigurationError
 from tests.conftest import read_rows
@@ -178,3 +180,54 @@ def test_sampled_training_killed_and_resumed_equals_an_uninterrupted_run(tmp_pat
     assert len(first[1]) == 60 and first == second
     settings = read_rows(killed, "SELECT settings_json FROM label_training")
     assert all('"sample": 500' in row[0] for row in settings)
+
+
+def test_the_stratified_sample_keeps_every_rare_positive_and_estimates_each_class_without_bias() -> None:
+    rng = np.random.default_rng(4)
+    weights = rng.exponential(1.0, 80) ** 2
+    positive = np.zeros(80, dtype=bool)
+    positive[[3, 17, 40, 41, 77]] = True
+    kept, carried = stratified_sample(weights, positive, 12, seed=2, iteration=1)
+    assert len(kept) == 12 and kept.tolist() == sorted(kept.tolist())
+    assert set(np.flatnonzero(positive)) <= set(kept.tolist())  # 5 positives <= 12 / 2: all kept ...
+    assert carried[positive[kept]].tolist() == weights[positive].tolist()  # ... at their own weights
+    subset = rng.random(80) < 0.4
+    estimates = []
+    for iteration in range(3000):
+        kept, carried = stratified_sample(weights, positive, 12, seed=1, iteration=iteration)
+        estimates.append(float(carried[subset[kept] & ~positive[kept]].sum()))
+    mean, error = np.mean(estimates), np.std(estimates) / np.sqrt(len(estimates))
+    assert abs(mean - weights[subset & ~positive].sum()) < 4 * error and np.std(estimates) > 0
+    many = np.ones(80, dtype=bool)
+    many[:5] = False  # 75 positives, 5 negatives: the negatives all kept, the positives get the rest
+    kept, carried = stratified_sample(weights, many, 12, seed=2, iteration=1)
+    assert len(kept) == 12 and set(range(5)) <= set(kept.tolist())
+
+
+def rare_problem() -> tuple[np.ndarray, ...]:
+    indptr, indices, _, multiplicity = random_problem(8, n=600)
+    y = -np.ones(600, dtype=np.int8)
+    y[[5, 300]] = 1  # two positives: a sample of 10 over both classes is unlikely to hold one
+    return indptr, indices, y, multiplicity
+
+
+def test_a_sample_without_positives_does_not_end_the_label() -> None:
+    indptr, indices, y, multiplicity = rare_problem()
+    weights = multiplicity * 0.5  # the first iteration's weights
+    kept, _ = priority_sample(weights, 10, seed=0, iteration=1)
+    assert not (y[kept] > 0).any()  # one sample over both classes loses the positives ...
+    first = Booster(indptr, indices, 30, y, multiplicity, BoostSettings.from_dict({"sample": 10}))
+    assert first.step() is None  # ... and the first version took that for convergence
+    exact = Booster(indptr, indices, 30, y, multiplicity, BoostSettings()).step()
+    booster = Booster(indptr, indices, 30, y, multiplicity, BoostSettings(sample=10))
+    results = [booster.step() for _ in range(5)]
+    assert exact is not None and all(r is not None and r.tree.splits > 0 for r in results)
+    assert results[0] is not None and results[0].loss_after < results[0].loss_before
+    assert results[-1] is not None and results[-1].loss_after < 0.5 * results[0].loss_before
+
+
+def test_stored_sampled_runs_keep_the_first_version() -> None:
+    assert BoostSettings(sample=100).sample_stratified
+    assert not BoostSettings.from_dict({"sample": 100}).sample_stratified  # stored before the key
+    assert BoostSettings.from_dict(BoostSettings(sample=100).to_dict()) == BoostSettings(sample=100)
+    assert BoostSettings.from_dict({"smoothing": 0.5}) == BoostSettings()  # exact runs compare equal

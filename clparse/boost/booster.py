@@ -16,13 +16,14 @@ import numpy as np
 
 from clparse.boost.l1 import grow_tree_l1
 from clparse.boost.loss import LOSSES, example_weights, total_loss
-from clparse.boost.sampling import priority_sample, take_rows
+from clparse.boost.sampling import priority_sample, stratified_sample, take_rows
 from clparse.boost.tree import GrownTree, grow_tree, refit
 from clparse.errors import ConfigurationError, ParameterError
 
 RULES = ("mrl", "l1")
 #: Settings added after the first release, at the values that reproduce the behaviour before them.
-LATER_SETTINGS: dict[str, Any] = {"smoothing": 0.0, "rule": "mrl", "sample": None, "sample_seed": 0}
+LATER_SETTINGS: dict[str, Any] = {"smoothing": 0.0, "rule": "mrl", "sample": None, "sample_seed": 0,
+                                  "sample_stratified": False}
 DEFAULT_SMOOTHING = 0.5
 
 
@@ -48,10 +49,17 @@ class BoostSettings:
     # authors' release used 100,000), leaf confidences still from all (clparse.boost.sampling). None: exact.
     sample: int | None = None
     sample_seed: int = 0  # the sample of iteration t is drawn from a generator seeded (sample_seed, t)
+    # Positives and negatives sampled apart (a label with at most sample/2 positives keeps them all), and a
+    # sample on which no split gains grows that tree on every example instead of ending the label (issue 27:
+    # one sample over both classes lost the rare labels' positives). False: the first version, kept for
+    # runs stored before it (their settings lack the key).
+    sample_stratified: bool = True
 
     def __post_init__(self) -> None:
         if self.smoothing is None:
             object.__setattr__(self, "smoothing", DEFAULT_SMOOTHING if self.rule == "mrl" else 0.0)
+        if self.sample is None:  # exact: nothing to stratify (and runs stored before the key compare equal)
+            object.__setattr__(self, "sample_stratified", False)
         if self.loss not in LOSSES:
             raise ConfigurationError(f"unknown loss {self.loss!r}; choose one of {', '.join(LOSSES)}")
         if self.max_depth is not None and self.max_depth < 1:
@@ -154,14 +162,25 @@ class Booster:
             tree = grown
         elif self.settings.sample is not None and self.settings.sample < len(weights):
             epsilon = self.settings.leaf_epsilon(weights, self.multiplicity)
-            kept, carried = priority_sample(weights, self.settings.sample, self.settings.sample_seed,
-                                            self.iteration + 1)
+            if self.settings.sample_stratified:
+                kept, carried = stratified_sample(weights, self.positive, self.settings.sample,
+                                                  self.settings.sample_seed, self.iteration + 1)
+            else:
+                kept, carried = priority_sample(weights, self.settings.sample, self.settings.sample_seed,
+                                                self.iteration + 1)
             indptr, indices = take_rows(self.indptr, self.indices, kept)
             grown = grow_tree(indptr, indices, self.n_features, self.positive[kept], carried,
                               self.multiplicity[kept], self.theta, self.settings.max_depth, epsilon)
-            if grown.splits == 0:
+            if grown.splits > 0:
+                tree = refit(grown, self.indptr, self.indices, self.positive, weights, self.multiplicity,
+                             epsilon)
+            elif self.settings.sample_stratified:  # the sample found nothing: ask every example
+                tree = grow_tree(self.indptr, self.indices, self.n_features, self.positive, weights,
+                                 self.multiplicity, self.theta, self.settings.max_depth, epsilon)
+                if tree.splits == 0:
+                    return None
+            else:
                 return None
-            tree = refit(grown, self.indptr, self.indices, self.positive, weights, self.multiplicity, epsilon)
         else:
             tree = grow_tree(self.indptr, self.indices, self.n_features, self.positive, weights,
                              self.multiplicity, self.theta, self.settings.max_depth,

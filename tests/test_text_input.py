@@ -1,0 +1,125 @@
+"""Text input (issue 29 item 1): clparse.read.text on hand-worked paragraphs, and offsets on any text."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from clparse.read.text import TextSentence, ptb_token, split_stream, split_text
+
+
+def words(sentences: list[TextSentence]) -> list[list[str]]:
+    return [list(s.tokens) for s in sentences]
+
+
+def test_paragraph_with_clitics_quotes_brackets_abbreviations_numbers():
+    text = ('Dr. Smith said "I don\'t know (really)." The U.S. economy grew 3.5 percent\n'
+            "in 2023. It's self-directed, isn't it?")
+    assert words(split_text(text)) == [
+        ["Dr.", "Smith", "said", "``", "I", "do", "n't", "know", "-LRB-", "really", "-RRB-", ".", "''"],
+        ["The", "U.S.", "economy", "grew", "3.5", "percent", "in", "2023", "."],
+        ["It", "'s", "self", "-", "directed", ",", "is", "n't", "it", "?"],
+    ]
+
+
+def test_offsets_point_at_the_source_characters():
+    text = 'He said "don\'t" (twice).'
+    (sentence,) = split_text(text)
+    assert sentence.source_tokens(text) == ["He", "said", '"', "do", "n't", '"', "(", "twice", ")", "."]
+    assert sentence.tokens[2] == "``" and sentence.tokens[5] == "''"
+    assert sentence.spans[2] == (8, 9) and text[8] == '"'
+    assert (sentence.start, sentence.end) == (0, len(text))
+
+
+def test_line_broken_mid_sentence_and_blank_line_ends_a_paragraph():
+    text = "The cat sat\non the mat. It\nslept\n\nthen a new paragraph"
+    assert words(split_text(text)) == [
+        ["The", "cat", "sat", "on", "the", "mat", "."],
+        ["It", "slept"],
+        ["then", "a", "new", "paragraph"],
+    ]
+
+
+def test_curly_quotes_and_apostrophes():
+    text = "“It’s fine,” she said. Citizens’ rights aren’t ‘limited’."
+    assert words(split_text(text)) == [
+        ["``", "It", "’s", "fine", ",", "''", "she", "said", "."],
+        ["Citizens", "’", "rights", "are", "n’t", "`", "limited", "’", "."],
+    ]
+
+
+def test_hyphens_prefixes_dashes_and_references():
+    text = "A non-native, cross-sectional study of 22-506 e-mails--twice. It ended in 1805. [6]\n"
+    assert words(split_text(text)) == [
+        ["A", "non-native", ",", "cross-sectional", "study", "of", "22-506", "e-mails", "--", "twice", "."],
+        ["It", "ended", "in", "1805", ".", "[", "6", "]"],
+    ]
+
+
+def test_abbreviations_keep_their_period():
+    text = "See Smith et al. for details, e.g. the tables, etc. in Fig. 2. Mr. Jones agreed."
+    assert words(split_text(text)) == [
+        ["See", "Smith", "et", "al.", "for", "details", ",", "e.g.", "the", "tables", ",", "etc.", "in",
+         "Fig.", "2", "."],
+        ["Mr.", "Jones", "agreed", "."],
+    ]
+
+
+def test_stream_gives_the_same_sentences_and_offsets():
+    text = "One sentence here. Two\nsentences.\n\n\nA second paragraph (short).\n  \nLast"
+    streamed = list(split_stream(io.StringIO(text, newline="")))
+    assert streamed == split_text(text)
+    assert [s.source_tokens(text)[0] for s in streamed] == ["One", "Two", "A", "Last"]
+
+
+def test_empty_and_blank_text():
+    assert split_text("") == []
+    assert split_text(" \n\n \t\n") == []
+
+
+# ------------------------------------------------------------------------------------- properties
+
+ALPHABET = st.sampled_from(
+    list("abcxyzABCXYZ0123456789 .,;:!?'\"()[]{}-–—/&$%#@*+=<>_`~^|\\") + list("“”‘’„«»…")
+    + list("éüñßçøÆŒ") + ["\n", "\n\n", "\t", "\r\n", "\u00a0", "n't", "'s", "Dr.", "U.S.", "etc.", "--",
+                          ":)", "):", "e-mail", "non-", "3.5"]
+)
+TEXT = st.lists(ALPHABET, max_size=80).map("".join)
+
+
+def check_offsets(text: str, sentences: list[TextSentence]) -> None:
+    previous_end = 0
+    covered = set()
+    for sentence in sentences:
+        assert len(sentence.tokens) == len(sentence.starts) == len(sentence.ends) > 0
+        for token, start, end in zip(sentence.tokens, sentence.starts, sentence.ends):
+            source = text[start:end]
+            assert start >= previous_end and end > start  # increasing, not overlapping, not empty
+            assert token in (ptb_token(source, True), ptb_token(source, False)), (token, source)
+            assert not any(c.isspace() for c in source)
+            covered.update(range(start, end))
+            previous_end = end
+    for i, char in enumerate(text):
+        if not char.isspace():
+            assert i in covered, (i, char, text)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(TEXT)
+def test_offsets_cover_every_character_of_any_text(text):
+    check_offsets(text, split_text(text))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(TEXT)
+def test_stream_matches_whole_text(text):
+    assert list(split_stream(io.StringIO(text, newline=""))) == split_text(text)
+
+
+@pytest.mark.parametrize("text", ["(", '"', "--", "a--", "--a", "-a-", "a-(b)-c", "\u00a0x\u2028y", "’’",
+                                  "):("])
+def test_odd_inputs(text):
+    check_offsets(text, split_text(text))

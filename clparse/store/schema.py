@@ -206,7 +206,8 @@ label_training = Table(
     Column("settings_json", Text, nullable=False,
            comment="JSON object of its boosting settings, fixed at its first claim: loss (logistic or "
                    "exponential), max_depth (null: unbounded), epsilon, checkpoint_every, smoothing, rule "
-                   "(mrl or l1), sample (null: exact split search), sample_seed. A key missing from an "
+                   "(mrl or l1), sample (null: exact split search), sample_seed, sample_stratified (true: "
+                   "positives and negatives sampled apart; false with exact search). A key missing from an "
                    "older row means the behaviour from before the setting existed."),
     Column("state", String, nullable=False, comment="training, paused, stopped, converged or failed."),
     Column("iteration", Integer, nullable=False, comment="Last committed iteration (0: none yet)."),

@@ -106,12 +106,95 @@ def search(leaves: list[Item], scorer: Scorer, *, beam: int = 1000, max_pops: in
            aggregator: str = "maxmin", incumbent: bool = True) -> SearchResult:
     """The best parse of ``leaves`` under the aggregated confidences; ``incumbent``: seed with the greedy
     parse."""
-    if beam < 1 or max_pops < 1:
-        raise ValueError("beam and max_pops must be at least 1")
+    return search_kbest(leaves, scorer, 1, beam=beam, max_pops=max_pops, aggregator=aggregator,
+                        incumbent=incumbent)[0]
+
+
+def search_kbest(leaves: list[Item], scorer: Scorer, k: int, *, beam: int = 1000, max_pops: int = 10_000,
+                 aggregator: str = "maxmin", incumbent: bool = True) -> list[SearchResult]:
+    """Up to ``k`` distinct parses of ``leaves``, best key first; the first is :func:`search`'s parse.
+
+    The search that finds the best parse goes on popping after it: every further complete state popped
+    is the next distinct tree (keys never improve down the agenda, and a tree is one frontier, seen
+    once). With the incumbent, entries worse than the greedy parse were never offered, so that search
+    meets only trees at least as good as greedy parsing; the greedy parse joins them, and if fewer than
+    ``k`` trees are found a second best-first search without the bound adds trees worse than the greedy
+    parse, in the order it pops them. Each search gets its own ``max_pops``. A list may be shorter than
+    ``k``: only the trees the beams let through are listed (no other tree may exist at all).
+    """
+    if beam < 1 or max_pops < 1 or k < 1:
+        raise ValueError("beam, max_pops and k must be at least 1")
+    make = interner()  # one object per distinct item: the scorer's cache serves every path
+    start = State(tuple(leaves), empty(aggregator))
+    if start.complete:
+        return [SearchResult(start.frontier[0], start.score, 0)]
+    if beam == 1:  # the agenda would hold one entry: the greedy path, in one compiled call where it can be
+        return [greedy_search(start, scorer, make, aggregator, max_pops)]
+    greedy: SearchResult | None = None
+    bound: tuple[float, ...] | None = None
+    if incumbent:
+        greedy = complete_greedily(start, scorer, make, aggregator, 0, "greedy")
+        if greedy.item is not None and greedy.score is not None:
+            bound = greedy.score.key
+        else:
+            greedy = None
+    found: list[SearchResult] = []
+    for state, pops, end in best_first(start, scorer, make, beam, max_pops, aggregator, bound):
+        if end == "complete":
+            found.append(SearchResult(state.frontier[0], state.score, pops))
+            if len(found) == k:
+                break
+            continue
+        if found:  # the agenda ran empty or the cap was reached after the best parse: what was found stays
+            break
+        if end == "empty":
+            if greedy is not None:  # every entry left was worse than the greedy parse: it is the best
+                found.append(SearchResult(greedy.item, greedy.score, pops))
+            else:
+                found.append(complete_greedily(state, scorer, make, aggregator, pops, "the agenda ran empty"))
+        else:  # the pop cap before any complete parse
+            found.append(at_the_cap(state, greedy, scorer, make, aggregator, pops, max_pops))
+    if k > 1 and greedy is not None and greedy.score is not None:
+        _add(found, SearchResult(greedy.item, greedy.score, found[0].pops if found else 0))
+        if len(found) < k:  # trees worse than the greedy parse, which the bound kept out
+            for state, pops, end in best_first(start, scorer, make, beam, max_pops, aggregator, None):
+                if end != "complete":
+                    break
+                if state.score.key > greedy.score.key:
+                    _add(found, SearchResult(state.frontier[0], state.score, pops))
+                    if len(found) == k:
+                        break
+    return found[:k]
+
+
+def _add(found: list[SearchResult], result: SearchResult) -> None:
+    """Append ``result`` unless its tree is listed (items are interned: one tree, one object). Callers add
+    results in non-decreasing key order after the first, so the list stays sorted."""
+    if result.item is not None and all(other.item is not result.item for other in found):
+        found.append(result)
+
+
+def at_the_cap(state: State, greedy: SearchResult | None, scorer: Scorer, make: Any, aggregator: str,
+               pops: int, max_pops: int) -> SearchResult:
+    """The parse at the pop cap: the greedy completion of the last state popped, or the greedy parse if it
+    is better."""
+    why = f"no complete parse within {max_pops} popped states"
+    completed = complete_greedily(state, scorer, make, aggregator, pops, why)
+    if greedy is not None and greedy.score is not None and (
+            completed.score is None or greedy.score.key < completed.score.key):
+        return SearchResult(greedy.item, greedy.score, pops,
+                            f"{why}: the greedy parse, better than completing the best state", True)
+    return completed
+
+
+def best_first(start: State, scorer: Scorer, make: Any, beam: int, max_pops: int, aggregator: str,
+               bound: tuple[float, ...] | None) -> Iterator[tuple[State, int, str]]:
+    """The agenda search from ``start``: yields (state, pops, "complete") for each complete state popped,
+    in key order, and ends with (the last state popped, pops, "empty" or "cap") unless the caller stops.
+    Entries whose key is worse than ``bound`` are not offered."""
     counter = itertools.count()
     agenda: list[tuple[tuple[float, ...], int, Any]] = []
     seen: set[tuple[Item, ...]] = set()  # frontiers popped so far
-    make = interner()  # one object per distinct item: the scorer's cache serves every path
 
     def offer(state: State) -> None:
         for first, end, label, confidence in ranked(scorer.candidates(state.frontier)):
@@ -126,19 +209,6 @@ def search(leaves: list[Item], scorer: Scorer, *, beam: int = 1000, max_pops: in
             if len(agenda) > beam:
                 agenda.pop()
 
-    start = State(tuple(leaves), empty(aggregator))
-    if start.complete:
-        return SearchResult(start.frontier[0], start.score, 0)
-    if beam == 1:  # the agenda would hold one entry: the greedy path, in one compiled call where it can be
-        return greedy_search(start, scorer, make, aggregator, max_pops)
-    best: SearchResult | None = None
-    bound: tuple[float, ...] | None = None
-    if incumbent and beam > 1:
-        best = complete_greedily(start, scorer, make, aggregator, 0, "greedy")
-        if best.item is not None and best.score is not None:
-            bound = best.score.key
-        else:
-            best = None
     offer(start)
     pops = 0
     state = start
@@ -152,20 +222,13 @@ def search(leaves: list[Item], scorer: Scorer, *, beam: int = 1000, max_pops: in
         state = State(frontier, score)
         pops += 1
         if state.complete:
-            return SearchResult(item, score, pops)
+            yield state, pops, "complete"
+            continue  # a complete state has no successors
         if pops >= max_pops:
-            completed = complete_greedily(state, scorer, make, aggregator, pops,
-                                          f"no complete parse within {max_pops} popped states")
-            if best is not None and best.score is not None and (
-                    completed.score is None or best.score.key < completed.score.key):
-                return SearchResult(best.item, best.score, pops,
-                                    f"no complete parse within {max_pops} popped states: the greedy parse, "
-                                    "better than completing the best state", True)
-            return completed
+            yield state, pops, "cap"
+            return
         offer(state)
-    if best is not None:  # every entry left was worse than the greedy parse: it is the best there is
-        return SearchResult(best.item, best.score, pops)
-    return complete_greedily(state, scorer, make, aggregator, pops, "the agenda ran empty")
+    yield state, pops, "empty"
 
 
 def complete_greedily(state: State, scorer: Scorer, make: Any, aggregator: str, pops: int,

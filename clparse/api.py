@@ -395,48 +395,60 @@ def read_input(files: Sequence[str], input_format: str = "tokens", warn: Echo = 
 
 def parse(db: PathLike | Parser, files: Sequence[str] = ("-",), input_format: str = "tokens", *,
           theta: float | str = "best", warn: Echo = _quiet, tally: ParseTally | None = None, jobs: int = 1,
-          **search: Any) -> Iterator[ParseResult]:
-    """Parse every sentence of ``files`` in order; a flat fallback tree or a greedy completion at the pop
-    cap is reported through ``warn`` (and counted in ``tally``). ``search``: beam, max_pops, aggregator,
+          dask: str | None = None, **search: Any) -> Iterator[ParseResult]:
+    """Parse every sentence of ``files`` in order; a flat fallback tree is reported through ``warn``, and
+    it and each greedy completion at the pop cap are counted in ``tally`` (completions are not warned
+    about one by one: ``parse`` says how many at the end). ``search``: beam, max_pops, aggregator,
     max_words, as :func:`open_parser` takes them; ``db`` may also be a parser already open.
 
     ``jobs`` > 1 parses in that many processes (:mod:`clparse.parse_jobs`), each rebuilding the parser
     from its database at the same Θ̂ and search options (a parser given here must have been opened from
     a database; its stored tagger is used): the results, the warnings and their order are the same as
     with one process, and a worker that fails or dies raises :class:`~clparse.errors.ClparseError`.
+    ``dask`` (a scheduler address such as ``tcp://HOST:8786``, or ``local:N``) parses on that Dask
+    cluster instead (:mod:`clparse.parse_dask`), with the same results and warnings: every worker opens
+    the database at the same path, so they must all see it there; ``jobs`` must then be 1.
     """
     from clparse.parser import Parser
 
     if not isinstance(jobs, int) or jobs < 1:
         raise ParameterError("jobs", f"must be a whole number ≥ 1, got {jobs!r}")
+    if dask is not None:
+        from clparse.parse_dask import check_address, require_dask
+
+        if jobs != 1:
+            raise ParameterError("jobs", "is for parsing on this machine; with dask the cluster's workers "
+                                         "parse")
+        check_address(dask)
+        require_dask()  # one line saying how to install it, before the model is loaded
     parser = db if isinstance(db, Parser) else open_parser(db, theta, **search)
     tags = known_tags(parser.source) if input_format == "tagged" and parser.source is not None else None
     tally = tally if tally is not None else ParseTally()
-    if jobs == 1:
+    if jobs == 1 and dask is None:
         for sentence in read_input(files, input_format, warn, tags):
             result = parser.parse(sentence)
             _account(result, bool(sentence), tally, warn)
             yield result
         return
-    yield from _parse_parallel(parser, files, input_format, tags, warn, tally, jobs)
+    yield from _parse_elsewhere(parser, files, input_format, tags, warn, tally, jobs, dask)
 
 
 def _account(result: ParseResult, nonempty: bool, tally: ParseTally, warn: Echo) -> None:
-    """Count ``result`` in ``tally`` and warn about a flat fallback or a completion at the pop cap."""
+    """Count ``result`` in ``tally``; warn about a flat fallback (a failure), only count a completion at
+    the pop cap (a full tree, said once in the summary)."""
     tally.sentences += 1
     if result.fallback is not None and nonempty:  # an empty line was warned about when read
         tally.fallbacks += 1
         warn(f"sentence {tally.sentences}: flat tree ({result.fallback})")
     if result.completion is not None:
         tally.completions += 1
-        warn(f"sentence {tally.sentences}: {result.completion} (raise max_pops to search further)")
 
 
-def _parse_parallel(parser: Parser, files: Sequence[str], input_format: str, tags: set[str] | None,
-                    warn: Echo, tally: ParseTally, jobs: int) -> Iterator[ParseResult]:
-    """:func:`parse` in ``jobs`` processes. The input is read ahead of the parsing, so each warning met
-    while reading a sentence is held and given just before that sentence's own: the order of one
-    process."""
+def _parse_elsewhere(parser: Parser, files: Sequence[str], input_format: str, tags: set[str] | None,
+                     warn: Echo, tally: ParseTally, jobs: int, dask: str | None) -> Iterator[ParseResult]:
+    """:func:`parse` in ``jobs`` processes, or on the Dask cluster at ``dask``. The input is read ahead of
+    the parsing, so each warning met while reading a sentence is held and given just before that
+    sentence's own: the order of one process."""
     from clparse.parse_jobs import parse_parallel
 
     held: list[str] = []
@@ -447,8 +459,14 @@ def _parse_parallel(parser: Parser, files: Sequence[str], input_format: str, tag
             held.clear()
             yield sentence, (bool(sentence), notes)
 
+    if dask is not None:
+        from clparse.parse_dask import parse_on_cluster
+
+        results = parse_on_cluster(parser, sentences(), dask)
+    else:
+        results = parse_parallel(parser, sentences(), jobs)
     try:
-        for result, (nonempty, notes) in parse_parallel(parser, sentences(), jobs):
+        for result, (nonempty, notes) in results:
             for note in notes:
                 warn(note)
             _account(result, nonempty, tally, warn)

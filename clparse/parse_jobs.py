@@ -141,6 +141,24 @@ class _Chunk:
     results: list[Payload] | None = None
 
 
+def take_chunk(sentences: Iterator[tuple[Sequence[Any], Any]],
+               size: int) -> tuple[list[Sequence[Any]], list[Any], bool, Exception | None]:
+    """The next ``size`` (sentence, extra) pairs of ``sentences`` at most, as (sentences, extras, whether
+    the input has ended, the input's own error if reading it raised: the caller raises it in its place,
+    after every sentence read before it)."""
+    batch: list[Sequence[Any]] = []
+    extras: list[Any] = []
+    try:
+        for sentence, extra in sentences:
+            batch.append(sentence)
+            extras.append(extra)
+            if len(batch) == size:
+                return batch, extras, False, None
+    except Exception as exc:
+        return batch, extras, True, exc
+    return batch, extras, True, None
+
+
 def parse_parallel(parser: Any, sentences: Iterator[tuple[Sequence[Any], Any]], jobs: int, *,
                    chunk: int | None = None) -> Iterator[tuple[Any, Any]]:
     """(result, extra) for each (sentence, extra) of ``sentences``, in their order, parsed in ``jobs``
@@ -177,18 +195,7 @@ def parse_parallel(parser: Any, sentences: Iterator[tuple[Sequence[Any], Any]], 
         while True:
             while not exhausted and sent - handed < WINDOW * jobs and \
                     (idle := [w for w in workers if len(w.chunks) < AHEAD]):
-                batch: list[Sequence[Any]] = []
-                extras: list[Any] = []
-                try:
-                    for sentence, extra in sentences:
-                        batch.append(sentence)
-                        extras.append(extra)
-                        if len(batch) == chunk:
-                            break
-                    else:
-                        exhausted = True
-                except Exception as exc:  # the input's own error: raised in its place, below
-                    failure, exhausted = exc, True
+                batch, extras, exhausted, failure = take_chunk(sentences, chunk)
                 if not batch:
                     break
                 target = min(idle, key=lambda w: len(w.chunks))

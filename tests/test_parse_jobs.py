@@ -92,7 +92,7 @@ def test_cli_jobs_give_the_bytes_and_warnings_of_one_process(trained_db: Path,
     assert result.exit_code == 0, result.stderr
     assert result.stdout == expected.stdout
     assert result.stderr == expected.stderr  # no timing on stderr off a terminal: all of it is equal
-    assert "warning: sentence" in expected.stderr  # the case does warn (fallbacks, completions)
+    assert "warning: sentence" in expected.stderr  # the case does warn (flat fallbacks)
     if case != "ptb":
         assert "empty line" in expected.stderr
 

@@ -86,7 +86,7 @@ def search_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="Agenda size; 1 parses greedily."),
         click.option("--max-pops", type=click.IntRange(min=1), default=10_000, show_default=True,
                      help="After this many popped states, finish the sentence greedily from the best state "
-                          "(with a warning) instead of searching on."),
+                          "instead of searching on (such sentences are counted, not warned about)."),
         click.option("--aggregator", type=click.Choice(["maxmin", "sum"]), default="maxmin",
                      show_default=True,
                      help="Max-min confidence (the paper) or summed logistic loss (Eq. 15)."),

@@ -12,6 +12,19 @@ import click
 from clparse import api
 from clparse.cli.core import main, with_options
 from clparse.cli.options import DB_OPTION, TREEBANK, ManyValues, Theta, search_options, treebank_files
+from clparse.errors import ClparseError
+
+
+def _cluster(ctx: click.Context, param: click.Parameter, address: str | None) -> str | None:
+    """--dask's form, checked before the model loads (Dask is imported only when parsing with it)."""
+    if address is not None:
+        from clparse.parse_dask import check_address
+
+        try:
+            check_address(address)
+        except ClparseError as exc:  # "dask: 'x': give ..." -> "give ..."
+            raise click.BadParameter(str(exc).split(": ", 2)[-1], ctx, param) from None
+    return address
 
 
 @main.command("parse")
@@ -30,25 +43,42 @@ from clparse.cli.options import DB_OPTION, TREEBANK, ManyValues, Theta, search_o
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
               help="Parse in N processes on this machine (each loads the model); the output's order and "
                    "bytes, and the warnings, are the same as with --jobs 1.")
+@click.option("--dask", "dask", default=None, metavar="tcp://HOST:PORT | local:N", callback=_cluster,
+              help="Parse on a Dask cluster (a scheduler's address, or local:N worker processes here), with "
+                   "the same output and warnings as --jobs 1. Every worker opens the database read-only at "
+                   "the same path as given here (resolved to an absolute path), so they must all see it "
+                   "there. Not with --jobs N > 1 (an error): the cluster's workers set the parallelism. "
+                   "Needs pip "
+                   "install 'clparse[dask]'. See docs/scale-out.md.")
 def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_format: str, output: Any,
-                  jobs: int, **search: Any) -> None:
+                  jobs: int, dask: str | None, **search: Any) -> None:
     """Parse FILES (or stdin) with the parser rebuilt from the database at Θ̂.
 
     Writes one PTB tree per input sentence, one per line, holding every input token in order
     (tokens preprocessing sets aside, such as outer punctuation and quotes, are put back), so
     EVALB can score it against the original gold trees. With tokens or tagged input, output line n
-    is the parse of input line n: an empty line gives (ROOT) and a warning. A label not trained
-    past Θ̂ is an error. Progress (with total and ETA for files) goes to stderr when it is a terminal.
+    is the parse of input line n: an empty line gives (ROOT) and a warning. A sentence given a flat
+    tree gets a warning; a search stopped at --max-pops is completed greedily (a full tree) and only
+    counted in the summary line at the end. A label not trained past Θ̂ is an error. Progress (with
+    total and ETA for files) goes to stderr when it is a terminal.
 
     \b
     echo "The dog barked ." | clparse parse --db db/quickstart.sqlite
     clparse parse --db db/quickstart.sqlite --input-format ptb dev.ptb -o dev.parsed
     clparse parse --db db/quickstart.sqlite --jobs 2 text.txt > text.parsed
+    clparse parse --db /shared/run.sqlite --dask tcp://HOST:8786 text.txt > text.parsed
     """
     from clparse.progress import Progress, is_terminal
     from clparse.read.ptb import format_tree
 
     names = files or ("-",)
+    if dask is not None and jobs != 1:
+        raise click.UsageError("--dask and --jobs cannot be combined: with --dask the cluster's workers set "
+                               "the parallelism")
+    if dask is not None:
+        from clparse.parse_dask import require_dask
+
+        require_dask()  # how to install it, in one line, before the model loads
     api.check_readable(db)
     # Files are read once first: bad input is reported before the slow model load, and the count is the
     # progress total (reading is thousands of times faster than parsing). Stdin can be read only once.
@@ -68,11 +98,12 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
 
     tally = api.ParseTally()
     with bar:
-        for result in api.parse(parser, names, input_format, warn=warn, tally=tally, jobs=jobs):
+        for result in api.parse(parser, names, input_format, warn=warn, tally=tally, jobs=jobs, dask=dask):
             output.write(format_tree(result.tree) + "\n")
             bar.update()
+    hint = " (raise --max-pops to search further)" if tally.completions else ""
     click.echo(f"parsed {tally.sentences} sentence(s); {tally.fallbacks} flat fallback(s); "
-               f"{tally.completions} completed greedily at the pop cap", err=True)
+               f"{tally.completions} completed greedily at the pop cap{hint}", err=True)
 
 
 @main.command("tag", cls=ManyValues)

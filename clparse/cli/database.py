@@ -80,3 +80,31 @@ def check_command(db: Path) -> None:
     """
     api.check(db)
     click.echo(f"{db}: ok")
+
+
+@main.command("export", short_help="Write a parser database: the trained run without its examples.")
+@DB_OPTION
+@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The parser database to write (a new file; see --force).")
+@click.option("--force", is_flag=True, help="Replace OUT if it exists.")
+def export_command(db: Path, out: Path, force: bool) -> None:
+    """Write what parsing needs of the run in --db to the parser database --out, to hand on.
+
+    The same schema, with the trees and Θ of every iteration (any Θ̂ still works), the calibrations, the
+    tagger, the vocabulary, the feature index, the settings and the dev sentences; without the training
+    examples, the margins and the training sentences (a few % of the run's size). `parse`, `tag`, `report`,
+    `calibrate`, `sql` and `check` work on it; `train` and `prepare` refuse it. --db is only read (also
+    while training writes to it); --out appears only when it is complete and checked.
+
+    \b
+    clparse export --db db/quickstart.sqlite --out db/quickstart-parser.sqlite
+    """
+    from clparse import __version__
+    from clparse.progress import Progress
+    from clparse.store.export import export_parser  # for now directly; to go through clparse.api
+
+    with Progress("exporting", None, "rows") as bar:
+        summary = export_parser(db, out, force=force, progress=lambda table, rows: bar.update(rows, table),
+                                version=__version__)
+    click.echo(f"{db} exported to {out}: {summary.out_bytes / 1e6:,.1f} MB, {100 * summary.ratio:.1f} % of "
+               f"the run's {summary.source_bytes / 1e6:,.1f} MB ({summary.seconds:.1f} s)")

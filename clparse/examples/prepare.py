@@ -38,6 +38,7 @@ from clparse.read import read_trees
 from clparse.read.ptb import format_tree
 from clparse.read.tree import Tree
 from clparse.store.database import Database
+from clparse.store.export import refuse_exported
 from clparse.store.runs import CHUNK_ROWS, Runs, RunWriter
 from clparse.tag.jackknife import FOLD_ORDERS, TaggerSpec, jackknife, retag
 from clparse.tag.stored import NONE_TAG, ensure_tagger
@@ -167,6 +168,7 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
         runs = Runs(database)
         existing = runs.existing()
         if existing:
+            refuse_exported(database, "prepare")  # a parser export: its run's examples are gone
             run_id, stored = existing
             if stored == digest:
                 trained, accuracy = ensure_tagger(  # databases prepared before taggers get one now

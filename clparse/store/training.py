@@ -31,6 +31,7 @@ import sqlalchemy as sa
 from clparse.errors import ConfigurationError, DatabaseError, LabelClaimedError
 from clparse.store import blobs, schema
 from clparse.store.database import DAMAGED, Database
+from clparse.store.export import refuse_exported
 from clparse.store.models import Models, NodeRow
 from clparse.store.runs import Runs
 from clparse.store.stamps import now
@@ -85,6 +86,8 @@ class TrainingStore:
         if run is None:
             raise DatabaseError(f"{self.path}: nothing to train; run `clparse prepare --db {self.path} ...` "
                                 "first")
+        if not self.db.readonly:  # every training write opens a writable store: a parser has no examples
+            refuse_exported(self.db, "train")
         self.run_id: int = run
 
     def close(self) -> None:

@@ -82,6 +82,18 @@ def backup(db: PathLike, target: PathLike) -> int:
     return backup_database(db, target)
 
 
+def export(db: PathLike, out: PathLike, *, force: bool = False,
+           progress: Callable[[str, int], object] | None = None) -> Any:
+    """Write the parser database of the run ``db`` to the new file ``out`` (:mod:`clparse.store.export`):
+    the trees and Θ of every iteration, calibrations, tagger, vocabulary, features, settings and dev
+    sentences, without examples, margins and training sentences. ``db`` is only read; ``out`` is replaced
+    only with ``force``. Returns the :class:`~clparse.store.export.ExportSummary` (sizes, rows)."""
+    from clparse import __version__
+    from clparse.store.export import export_parser
+
+    return export_parser(db, out, force=force, progress=progress, version=__version__)
+
+
 def sql(db: PathLike, query: str, fmt: str = "table", *, write: bool = False) -> str:
     """The rows of ``query`` as text (``table``, ``csv`` or ``json``); read-only unless ``write``."""
     from clparse.query import run_query
@@ -211,9 +223,11 @@ def boost_settings(db: PathLike, options: TrainOptions) -> Any:
     sample_seed = options.sample_seed
     if sample_seed is None:
         sample_seed = started.sample_seed if started is not None else 0
+    # A sampled run started before stratified sampling resumes with the sampler it started with.
+    stratified = started.sample_stratified if started is not None and started.sample is not None else True
     return BoostSettings(loss=options.loss, max_depth=1 if options.stumps else options.max_depth,
                          checkpoint_every=options.checkpoint_every, smoothing=smoothing, rule=rule,
-                         sample=sample, sample_seed=sample_seed)
+                         sample=sample, sample_seed=sample_seed, sample_stratified=stratified)
 
 
 @dataclass

@@ -143,3 +143,32 @@ def test_calibrate_stopped_by_ctrl_c_exits_130_and_resumes(db_copy: Path, tmp_pa
     assert "stopped; run the same command again to resume" in (tmp_path / "err").read_text(encoding="utf-8")
     done = subprocess.run(args, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_sampled_run_started_before_stratified_sampling_resumes_with_its_sampler(db_copy: Path) -> None:
+    """Settings stored before ``sample_stratified`` existed mean the first sampler; a resume must not ask
+    for the new one (the stored settings would refuse it as a change midway)."""
+    import apsw
+
+    def write(query: str) -> None:
+        connection = apsw.Connection(str(db_copy))
+        try:
+            connection.execute(query)
+        finally:
+            connection.close()
+
+    write("UPDATE label_training SET settings_json = "
+          "json_remove(json_set(settings_json, '$.sample', 100), '$.sample_stratified')")
+    resumed = api.boost_settings(db_copy, api.TrainOptions())
+    assert resumed.sample == 100 and resumed.sample_stratified is False
+    fresh = api.boost_settings(db_copy, api.TrainOptions(sample=100))
+    assert fresh.sample_stratified is False  # still the started run's
+    write("DELETE FROM label_training")
+    assert api.boost_settings(db_copy, api.TrainOptions(sample=100)).sample_stratified is True
+
+
+def test_export_is_a_library_function(db_copy: Path, tmp_path: Path) -> None:
+    out = tmp_path / "parser.sqlite"
+    summary = api.export(db_copy, out)
+    assert out.exists() and summary.out_bytes < summary.source_bytes
+    assert read_rows(out, "SELECT count(*) FROM label_examples")[0][0] == 0

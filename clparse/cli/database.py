@@ -99,12 +99,9 @@ def export_command(db: Path, out: Path, force: bool) -> None:
     \b
     clparse export --db db/quickstart.sqlite --out db/quickstart-parser.sqlite
     """
-    from clparse import __version__
     from clparse.progress import Progress
-    from clparse.store.export import export_parser  # for now directly; to go through clparse.api
 
     with Progress("exporting", None, "rows") as bar:
-        summary = export_parser(db, out, force=force, progress=lambda table, rows: bar.update(rows, table),
-                                version=__version__)
+        summary = api.export(db, out, force=force, progress=lambda table, rows: bar.update(rows, table))
     click.echo(f"{db} exported to {out}: {summary.out_bytes / 1e6:,.1f} MB, {100 * summary.ratio:.1f} % of "
                f"the run's {summary.source_bytes / 1e6:,.1f} MB ({summary.seconds:.1f} s)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -123,3 +124,30 @@ def test_stream_matches_whole_text(text):
                                   "):("])
 def test_odd_inputs(text):
     check_offsets(text, split_text(text))
+
+
+def test_text_input_format_reads_paragraphs_into_sentences(tmp_path: Path) -> None:
+    """``--input-format text``: a line may hold two sentences, a sentence may run over two lines, a blank
+    line ends a paragraph; quotes keep the text's characters (as GUM's words do), brackets are escaped."""
+    from clparse.read.sentences import read_sentences
+
+    text = tmp_path / "text.txt"
+    text.write_text('The dog barked. It didn\'t stop "barking"\n(loudly) at night.\n\nDr. Smith left.\n',
+                    encoding="utf-8")
+    assert list(read_sentences([str(text)], "text")) == [
+        ["The", "dog", "barked", "."],
+        ["It", "did", "n't", "stop", '"', "barking", '"', "-LRB-", "loudly", "-RRB-", "at", "night", "."],
+        ["Dr.", "Smith", "left", "."],
+    ]
+
+
+def test_parse_command_takes_running_text(trained_db: Path) -> None:
+    from click.testing import CliRunner
+
+    from clparse.cli import main
+
+    done = CliRunner().invoke(main, ["parse", "--db", str(trained_db), "--theta", "3", "--beam", "2",
+                                     "--input-format", "text"], input="The dog barked. It slept.\n")
+    assert done.exit_code == 0, done.output
+    trees = [line for line in done.stdout.splitlines() if line.startswith("(ROOT")]
+    assert len(trees) == 2 and "barked" in trees[0] and "slept" in trees[1]

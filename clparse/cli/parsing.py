@@ -33,9 +33,10 @@ def _cluster(ctx: click.Context, param: click.Parameter, address: str | None) ->
 @click.option("--theta", type=Theta(), default="best", show_default=True, metavar="X|best",
               help="Θ̂ at which to rebuild the classifiers, or 'best' (from `clparse calibrate`).")
 @search_options
-@click.option("--input-format", type=click.Choice(["tokens", "tagged", "ptb"]), default="tokens",
+@click.option("--input-format", type=click.Choice(["tokens", "tagged", "ptb", "text"]), default="tokens",
               show_default=True, help="Lines of tokens (tagged by the stored tagger), lines of word/TAG, "
-                                      "or PTB trees (their gold tags are used).")
+                                      "PTB trees (their gold tags are used), or running text (split into "
+                                      "sentences and tokens; needs pip install 'clparse[text]').")
 @click.option("--max-words", type=click.IntRange(min=1), default=100, show_default=True,
               help="Longer sentences get a flat tree and a warning.")
 @click.option("-o", "--output", type=click.File("w", encoding="utf-8", lazy=True), default="-",
@@ -57,13 +58,15 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
     Writes one PTB tree per input sentence, one per line, holding every input token in order
     (tokens preprocessing sets aside, such as outer punctuation and quotes, are put back), so
     EVALB can score it against the original gold trees. With tokens or tagged input, output line n
-    is the parse of input line n: an empty line gives (ROOT) and a warning. A sentence given a flat
-    tree gets a warning; a search stopped at --max-pops is completed greedily (a full tree) and only
-    counted in the summary line at the end. A label not trained past Θ̂ is an error. Progress (with
-    total and ETA for files) goes to stderr when it is a terminal.
+    is the parse of input line n: an empty line gives (ROOT) and a warning. With text input, paragraphs
+    (ended by blank lines) are split into sentences and treebank tokens: one tree per sentence found.
+    A sentence given a flat tree gets a warning; a search stopped at --max-pops is completed greedily
+    (a full tree) and only counted in the summary line at the end. A label not trained past Θ̂ is an
+    error. Progress (with total and ETA for files) goes to stderr when it is a terminal.
 
     \b
     echo "The dog barked ." | clparse parse --db db/quickstart.sqlite
+    echo "The dog barked. It didn't stop." | clparse parse --db db/quickstart.sqlite --input-format text
     clparse parse --db db/quickstart.sqlite --input-format ptb dev.ptb -o dev.parsed
     clparse parse --db db/quickstart.sqlite --jobs 2 text.txt > text.parsed
     clparse parse --db /shared/run.sqlite --dask tcp://HOST:8786 text.txt > text.parsed

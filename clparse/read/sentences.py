@@ -1,4 +1,4 @@
-"""Sentences to parse, from text: one tokenized sentence per line, ``word/TAG`` tokens, or PTB trees."""
+"""Sentences to parse: one tokenized sentence per line, ``word/TAG`` tokens, PTB trees, or running text."""
 
 from __future__ import annotations
 
@@ -9,7 +9,10 @@ from typing import IO
 from clparse.errors import ClparseError, ParameterError
 from clparse.read.ptb import read_trees
 
-FORMATS = ("tokens", "tagged", "ptb")
+FORMATS = ("tokens", "tagged", "ptb", "text")
+#: Quote tokens that keep the text's own characters in ``text`` input: the treebanks clparse is trained on
+#: here (GUM) keep “ ” " as the words of quotes (tagged `` and ''), and the features and tagger know those.
+RAW_QUOTES = ("``", "''", "`")
 Sentence = list[str] | list[tuple[str, str]]
 
 
@@ -22,7 +25,10 @@ def read_sentences(names: Iterable[str], fmt: str, warn: Callable[[str], object]
     input line n (EVALB pairs sentences by position). A ``tagged`` token without a ``/TAG`` stops
     with an error naming file, line and token; with ``known_tags``, a tag outside it is warned
     about once. Bytes that are not UTF-8 stop with an error naming file and line. ``ptb`` yields
-    each tree's tagged words.
+    each tree's tagged words. ``text`` is running text (:mod:`clparse.read.text`, the ``clparse[text]``
+    extra): paragraphs end at blank lines, and each is split into sentences of treebank tokens (``n't``
+    split, brackets as -LRB-/-RRB-, quotes as the text has them), so a line may hold several sentences
+    or part of one.
     """
     if fmt not in FORMATS:
         raise ClparseError(f"unknown input format {fmt!r}; choose one of {', '.join(FORMATS)}")
@@ -33,6 +39,9 @@ def read_sentences(names: Iterable[str], fmt: str, warn: Callable[[str], object]
                 raise ParameterError("input_format", "ptb needs file names (it cannot read stdin)")
             for tree in read_trees(name):
                 yield list(tree.tagged_words())
+            continue
+        if fmt == "text":
+            yield from _text_sentences(name)
             continue
         for number, line in _lines(name):
             tokens = line.split()
@@ -50,6 +59,23 @@ def read_sentences(names: Iterable[str], fmt: str, warn: Callable[[str], object]
                         warn(f"{name}:{number}: token {column} has tag {tag!r}, never seen in training "
                              "(warned once per tag)")
                 yield tagged
+
+
+def _text_sentences(name: str) -> Iterator[list[str]]:
+    """The sentences of running text, one paragraph (lines up to a blank one) at a time."""
+    from clparse.read.text import split_paragraph
+
+    held: list[str] = []
+    for _, line in [*_lines(name), (0, "")]:  # a last empty line ends the last paragraph
+        if line.strip():
+            held.append(line)
+            continue
+        if held:
+            paragraph = "".join(held)
+            held = []
+            for sentence in split_paragraph(paragraph):
+                yield [paragraph[start:end] if token in RAW_QUOTES else token
+                       for token, start, end in zip(sentence.tokens, sentence.starts, sentence.ends)]
 
 
 def count_sentences(names: Iterable[str], fmt: str) -> int:

@@ -93,7 +93,7 @@ TEXT = st.lists(ALPHABET, max_size=80).map("".join)
 
 def check_offsets(text: str, sentences: list[TextSentence]) -> None:
     previous_end = 0
-    covered = set()
+    covered: set[int] = set()
     for sentence in sentences:
         assert len(sentence.tokens) == len(sentence.starts) == len(sentence.ends) > 0
         for token, start, end in zip(sentence.tokens, sentence.starts, sentence.ends):

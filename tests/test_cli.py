@@ -186,4 +186,9 @@ def test_init_prepare_sql(tmp_path: Path) -> None:
     code, out, _ = invoke("sql", "--db", str(db), "SELECT name FROM labels WHERE name = 'ROOT'", "--json")
     assert code == 0 and json.loads(out) == [{"name": "ROOT"}]
     code, _, err = invoke("sql", "--db", str(tmp_path / "missing.sqlite"), "SELECT 1")
-    assert code == 1 and "no such database" in err
+    assert code == 1 and "no such database" in err and "clparse prepare" in err
+    # a typo names the database beside it rather than telling to make a new one
+    named = db.with_name("treebank.sqlite")
+    assert invoke("init", "--db", str(named))[0] == 0
+    code, _, err = invoke("status", "--db", str(db.with_name("treebnk.sqlite")))
+    assert code == 1 and f"did you mean {named}?" in err

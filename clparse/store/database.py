@@ -291,6 +291,19 @@ def new_or_existing(path: str | Path, echo: Callable[[str], object] = lambda _: 
         raise
 
 
+def missing_hint(path: Path) -> str:
+    """What to tell about a --db path that is not there: the nearest database file beside it (a typo is the
+    likelier mistake than a run not made yet), or how to make one."""
+    import difflib
+
+    if path.parent.is_dir():
+        stems = {p.stem: p for p in path.parent.glob("*.sqlite")}
+        near = difflib.get_close_matches(path.stem, list(stems), n=1, cutoff=0.75)
+        if near:
+            return f"did you mean {stems[near[0]]}?"
+    return f"check the path, or make a run with `clparse prepare --db {path} ...` (or `clparse init`)"
+
+
 def check_database(path: str | Path, *, upgrade: bool = True, echo: Callable[[str], object] = lambda _: None,
                    allow_older: bool = False) -> str:
     """Refuse foreign, damaged or newer files; upgrade older ones (after a backup). Return the revision.
@@ -299,7 +312,7 @@ def check_database(path: str | Path, *, upgrade: bool = True, echo: Callable[[st
     """
     path = Path(path)
     if not path.exists():
-        raise DatabaseError(f"{path}: no such database; create it with `clparse init --db {path}`")
+        raise DatabaseError(f"{path}: no such database; {missing_hint(path)}")
     app_id, revision = _inspect(path)
     if app_id != APPLICATION_ID or revision is None:
         raise DatabaseError(f"{path}: a SQLite file, but not a clparse database; left untouched")

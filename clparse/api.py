@@ -263,7 +263,7 @@ def train(db: PathLike, labels: Sequence[str] | None = None, *, until_theta: flo
     if dask is not None and jobs != 1:
         raise ParameterError("jobs", "is for training on this machine; with dask the cluster's workers train")
     if dask is not None:
-        from clparse.train.cluster import check_address, require_dask
+        from clparse.dask_address import check_address, require_dask
 
         check_address(dask)
         require_dask()  # one line saying how to install it, before anything slow
@@ -428,7 +428,7 @@ def parse(db: PathLike | Parser, files: Sequence[str] = ("-",), input_format: st
     if not isinstance(jobs, int) or jobs < 1:
         raise ParameterError("jobs", f"must be a whole number ≥ 1, got {jobs!r}")
     if dask is not None:
-        from clparse.parse_dask import check_address, require_dask
+        from clparse.dask_address import check_address, require_dask
 
         if jobs != 1:
             raise ParameterError("jobs", "is for parsing on this machine; with dask the cluster's workers "

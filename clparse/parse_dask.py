@@ -21,7 +21,6 @@ cancelled. Dask is imported only here, and only when used; nothing here imports 
 from __future__ import annotations
 
 import os
-import re
 import threading
 import time
 import uuid
@@ -30,7 +29,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from clparse.errors import ClparseError, ConfigurationError, ParameterError
+from clparse.dask_address import check_address, require_dask
+from clparse.errors import ClparseError, ParameterError
 from clparse.parse_jobs import Payload, open_worker_parser, plain, rebuilt, take_chunk
 
 CHUNK = 32  # sentences per task: large enough to amortize a task's overhead, small enough to stream
@@ -38,30 +38,10 @@ WINDOW = 4  # chunks per worker thread submitted and not yet yielded, at most
 REFRESH = 5.0  # seconds between asking the scheduler how many worker threads it has
 CONNECT_TIMEOUT = 30.0  # seconds to reach the scheduler before giving up
 CACHED = 2  # parsers a worker process keeps (a long-lived cluster may serve several databases or Θ̂)
-INSTALL = ("--dask needs Dask's distributed scheduler: pip install 'clparse[dask]' "
-           "(or pip install 'dask[distributed]')")
 
 #: In a worker process: the parsers rebuilt so far, by (database, its file's identity, Θ̂, options).
 _PARSERS: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
 _LOCK = threading.Lock()
-
-
-def check_address(address: str) -> str:
-    """``local:N`` (a LocalCluster of N single-threaded worker processes here) or a scheduler address
-    (``tcp://HOST:PORT``), the forms ``train --dask`` takes."""
-    if re.fullmatch(r"local:[1-9]\d*", address) or re.fullmatch(r"[a-z][a-z0-9+]*://\S+", address):
-        return address
-    raise ParameterError("dask", f"{address!r}: give a scheduler address such as tcp://HOST:8786, or "
-                                 "local:N (N worker processes on this machine)")
-
-
-def require_dask() -> Any:
-    """The ``distributed`` module, or one line saying how to install it."""
-    try:
-        import distributed
-    except ImportError:
-        raise ConfigurationError(INSTALL) from None
-    return distributed
 
 
 # --------------------------------------------------------------------- the worker side

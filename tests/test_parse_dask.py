@@ -212,7 +212,7 @@ def test_only_the_cluster_modules_import_dask() -> None:
 
     users = {str(path.relative_to(ROOT)) for path in sources()
              if any(m.split(".")[0] in ("dask", "distributed") for m in imported_modules(path))}
-    assert users == {"clparse/parse_dask.py", "clparse/train/cluster.py"}
+    assert users == {"clparse/dask_address.py", "clparse/parse_dask.py", "clparse/train/cluster.py"}
 
 
 def test_the_client_reads_only_a_window_of_chunks_ahead(trained_db: Path, cluster: Any) -> None:

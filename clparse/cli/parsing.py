@@ -18,7 +18,7 @@ from clparse.errors import ClparseError
 def _cluster(ctx: click.Context, param: click.Parameter, address: str | None) -> str | None:
     """--dask's form, checked before the model loads (Dask is imported only when parsing with it)."""
     if address is not None:
-        from clparse.parse_dask import check_address
+        from clparse.dask_address import check_address
 
         try:
             check_address(address)

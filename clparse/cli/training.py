@@ -132,7 +132,7 @@ def _dask_address(ctx: click.Context, param: click.Parameter, value: str | None)
     """--dask: checked before anything slow starts (Dask itself is imported only if given)."""
     if value is None:
         return None
-    from clparse.train.cluster import check_address
+    from clparse.dask_address import check_address
 
     try:
         return check_address(value)

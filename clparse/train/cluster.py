@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import pickle
-import re
 import time
 import uuid
 from collections.abc import Callable
@@ -29,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from clparse.errors import ClparseError, ConfigurationError, DatabaseError, LabelClaimedError, ParameterError
+from clparse.dask_address import require_dask
+from clparse.errors import ClparseError, DatabaseError, LabelClaimedError
 
 if TYPE_CHECKING:  # the trainer is imported on first use: --dask's address is checked without it
     from clparse.boost.booster import BoostSettings
@@ -38,29 +38,10 @@ if TYPE_CHECKING:  # the trainer is imported on first use: --dask's address is c
     from clparse.train.remote import Batch
     from clparse.train.stopping import StopRule
 
-INSTALL = ("--dask needs Dask's distributed scheduler: pip install 'clparse[dask]' "
-           "(or pip install 'dask[distributed]')")
 #: How often a label's worker may be lost before the label is marked failed (a label that kills every
 #: worker it meets, e.g. out of memory, must not go round the cluster for ever).
 MAX_LOSSES = 3
 NO_MARGINS = np.zeros(0, dtype=np.float64)  # what ``commit`` is given between checkpoints (it ignores it)
-
-
-def check_address(address: str) -> str:
-    """``local:N`` (a LocalCluster of N single-threaded worker processes) or a scheduler address."""
-    if re.fullmatch(r"local:[1-9]\d*", address) or re.fullmatch(r"[a-z][a-z0-9+]*://\S+", address):
-        return address
-    raise ParameterError("dask", f"{address!r}: give local:N (N worker processes on this machine) or a "
-                                 "scheduler address such as tcp://HOST:8786")
-
-
-def require_dask() -> Any:
-    """The ``distributed`` module, or one line saying how to install it."""
-    try:
-        import distributed
-    except ImportError:
-        raise ConfigurationError(INSTALL) from None
-    return distributed
 
 
 def shipped_bytes(value: object) -> int:

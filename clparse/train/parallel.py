@@ -81,7 +81,7 @@ def train(db: str | Path, labels: Sequence[str] | None = None, settings: BoostSe
     ``batch_iterations`` iterations or ``batch_seconds`` seconds of work.
     """
     if dask is not None:
-        from clparse.train.cluster import check_address, require_dask
+        from clparse.dask_address import check_address, require_dask
 
         check_address(dask)
         require_dask()  # one line on how to install it, before the database is touched

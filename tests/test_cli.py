@@ -179,6 +179,8 @@ def test_init_prepare_sql(tmp_path: Path) -> None:
     code, out, err = invoke("prepare", "--db", str(db), "--train", str(sample_path("dev")), "--max-words",
                             "8")
     assert code == 0 and "prepared run 1" in out and "NP" in out
+    # the tagger's phase is announced and timed (it was silent, and left out of the time)
+    assert "training the run's crf POS tagger" in err and re.search(r"[0-9.]+ s for the tagger", out)
     code, out, _ = invoke("prepare", "--db", str(db), "--train", str(sample_path("dev")), "--max-words", "8")
     assert code == 0 and "nothing to do" in out
     code, _, err = invoke("prepare", "--db", str(db), "--train", str(sample_path("dev")), "--max-words", "9")

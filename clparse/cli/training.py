@@ -112,9 +112,17 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], **
     if settings["train_tags"] == "jackknife":
         click.echo(f"training {settings['folds']} {settings['tagger']} taggers for the jackknifed training "
                    f"tags, {settings['jobs']} at a time", err=True)
+    def tagger_starts() -> None:
+        for bar in bars.values():  # the examples are written: their bar is done
+            bar.close()
+        bars.clear()
+        iterations = settings["tagger_iterations"] or ("150" if settings["tagger"] == "crf" else "5")
+        click.echo(f"training the run's {settings['tagger']} POS tagger ({iterations} iterations over every "
+                   "training sentence; a minute or two on GUM)", err=True)
+
     progress = api.PrepareProgress(start,
                                    lambda n: bars["examples"].update(n) if "examples" in bars else None,
-                                   fold_done)
+                                   fold_done, tagger_starts)
     try:
         summary = api.prepare(db, train, dev, progress=progress, echo=click.echo,
                               warn=lambda message: click.echo(message, err=True), **settings)

@@ -110,7 +110,8 @@ class PrepareSummary:
     message: str
     train_sentences: int = 0
     dev_sentences: int = 0
-    seconds: float = 0.0
+    seconds: float = 0.0  # writing the run (examples, sentences, features)
+    tagger_seconds: float = 0.0  # training the run's POS tagger, after the run is written
     rows: int = 0
     nonzeros: int = 0
     features: int = 0
@@ -149,14 +150,16 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
             settings: PrepareSettings = PrepareSettings(),
             progress: Callable[[int], object] | None = None,
             total: Callable[[int], object] | None = None, jobs: int = 1,
-            on_fold: Callable[[int], object] | None = None, batch: int = DEFAULT_BATCH) -> PrepareSummary:
+            on_fold: Callable[[int], object] | None = None, batch: int = DEFAULT_BATCH,
+            on_tagger: Callable[[], object] | None = None) -> PrepareSummary:
     """Generate and store the training examples of ``train`` (and the ``dev`` sentences), and train the
     tagger.
 
     ``batch``: raw candidates held before they are reduced to each label's distinct examples (memory
     only: the stored run is the same for any value). With ``settings.train_tags == "jackknife"`` the training
     trees get their tags from taggers trained on the other folds first (``jobs`` of them at a time;
-    ``on_fold(k)`` as each finishes).
+    ``on_fold(k)`` as each finishes). ``on_tagger()`` when the run's own tagger starts training (the last
+    phase, a minute or two on GUM).
     """
     db = Path(db)
     if not train:
@@ -191,13 +194,17 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
         except DatabaseError as exc:
             raise DatabaseError("writing the run failed and was rolled back, the database is unchanged: "
                                 f"{exc}") from None
+        if on_tagger is not None:
+            on_tagger()
+        tagger_start = time.perf_counter()
         # train_sentences: the trees read once, every length
         _, accuracy = ensure_tagger(database, train, train_sentences=tagged,
                                     spec=TaggerSpec(settings.tagger, settings.tagger_iterations))
+        summary.tagger_seconds = time.perf_counter() - tagger_start
     summary.message = (f"prepared run {summary.run_id}: {summary.train_sentences} training sentences, "
                        f"{summary.dev_sentences} dev sentences, {summary.rows} feature rows, "
-                       f"{summary.features} features, POS tagger {_accuracy(accuracy)}, "
-                       f"{summary.seconds:.1f} s")
+                       f"{summary.features} features, POS tagger {_accuracy(accuracy)}; "
+                       f"{summary.seconds:.1f} s for the run, {summary.tagger_seconds:.1f} s for the tagger")
     return summary
 
 

@@ -172,3 +172,15 @@ def test_export_is_a_library_function(db_copy: Path, tmp_path: Path) -> None:
     summary = api.export(db_copy, out)
     assert out.exists() and summary.out_bytes < summary.source_bytes
     assert read_rows(out, "SELECT count(*) FROM label_examples")[0][0] == 0
+
+
+def test_training_a_finished_run_again_leaves_every_label_as_it_was(db_copy: Path) -> None:
+    """Nothing to do: no label's state, message or last update changes (it rewrote every "last update")."""
+    rows = "SELECT label_id, state, message, updated_at, iteration FROM label_training ORDER BY label_id"
+    before = read_rows(db_copy, rows)
+    api.train(db_copy, until_theta=3.0)  # the fixture's own stop
+    assert read_rows(db_copy, rows) == before
+    api.train(db_copy, ["ADVP"], until_theta=1e9)  # another reason: that label's row says so
+    after = {row[0]: row for row in read_rows(db_copy, rows)}
+    changed = [label for label, *rest in before if after[label] != (label, *rest)]
+    assert len(changed) == 1 and after[changed[0]][2] != dict((r[0], r[2]) for r in before)[changed[0]]

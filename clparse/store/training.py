@@ -302,7 +302,11 @@ class TrainingStore:
                     raise DatabaseError(f"{self.path}: label {label} has committed iteration {committed}, "
                                         f"not {margins_iteration}; its margins are not stored")
                 values.update(_stored_margins(label_id, int(committed), margins))
-            connection.execute(lt.update().where(lt.c.label_id == label_id).values(**values))
+                changes = lt.c.label_id == label_id
+            else:  # a label found already so (train run again on a finished run) keeps its last update
+                changes = (lt.c.label_id == label_id) & sa.or_(
+                    lt.c.state != state, lt.c.message.is_distinct_from(message), lt.c.pid.is_not(None))
+            connection.execute(lt.update().where(changes).values(**values))
 
     def trees(self, label: str, up_to: int | None = None, after: int = 0) -> list[list[NodeRow]]:
         """The stored trees after+1..up_to of a label as node rows (see :meth:`Models.trees`)."""

@@ -51,6 +51,14 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatu
         terminalreporter.write_line(f"{len(skipped)} slow tests skipped ({SLOW_REASON})", yellow=True)
 
 
+def dev_tagged(db: Path, repeat: int = 1) -> list[list[tuple[str, str]]]:
+    """The stored dev sentences as (word, tag) lists, empty elements dropped (each repeated ``repeat`` times
+    over, for long sentences)."""
+    from clparse.calibrate.run import dev_trees
+
+    return [[(w, t) for w, t in tree.tagged_words() if t != "-NONE-"] * repeat for tree in dev_trees(db)]
+
+
 def read_rows(db: Path, query: str, *bindings: object) -> list[tuple]:
     """Rows of a read-only query (APSW: Python's sqlite3 must never be loaded beside it)."""
     connection = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)

@@ -19,7 +19,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clparse.calibrate.run import dev_trees
 from clparse.features.kernel import TreeArrays, _apply_masks, _sum_trees, leaf_masks
 from clparse.features.state import Item, interner, leaf_items
 from clparse.forest import Forest
@@ -28,6 +27,7 @@ from clparse.search import search
 from clparse.search.best_first import State, greedy_path
 from clparse.search.aggregate import empty
 from clparse.search.scorer import CandidateArrays, CandidateScorer, CompiledModel
+from tests.conftest import dev_tagged
 
 FEATURES = 40
 
@@ -108,19 +108,11 @@ class WalkChecked:
         return masked
 
 
-def sentences(db: Path, repeat: int = 1) -> list[list[tuple[str, str]]]:
-    out = []
-    for tree in dev_trees(db):
-        tagged = [(w, t) for w, t in tree.tagged_words() if t != "-NONE-"]
-        out.append(tagged * repeat)
-    return out
-
-
 @pytest.mark.parametrize("theta", [3.0, 10.0])
 def test_masked_scores_equal_walked_scores_on_every_state(trained_db: Path, theta: float) -> None:
     model = load_model(trained_db, theta)
     states = 0
-    for tagged in sentences(trained_db):
+    for tagged in dev_tagged(trained_db):
         scorer = WalkChecked(model)
         search(leaf_items(tagged, model.vocabulary.normalize), scorer, beam=10, max_pops=200)
         states += scorer.states
@@ -149,7 +141,7 @@ def test_compiled_greedy_equals_the_python_greedy_loop(trained_db: Path, theta: 
     runs out of room (items, window cache, codes) and is resumed several times."""
     model = load_model(trained_db, theta)
     compared = 0
-    for tagged in sentences(trained_db, repeat):
+    for tagged in dev_tagged(trained_db, repeat):
         leaves = leaf_items(tagged, model.vocabulary.normalize)
         start = State(tuple(leaves), empty("maxmin"))
         compiled = greedy_path(start, CandidateScorer(model), interner(), "maxmin")
@@ -165,7 +157,7 @@ def test_beam_one_reports_pops_and_completions_as_the_agenda_did(trained_db: Pat
     """With a one-entry agenda every inference was one pop, and at the pop cap the rest of the path was
     the greedy completion: the compiled path reports the same."""
     model = load_model(trained_db, 3.0)
-    for tagged in sentences(trained_db)[:20]:
+    for tagged in dev_tagged(trained_db)[:20]:
         leaves = leaf_items(tagged, model.vocabulary.normalize)
         result = search(leaves, CandidateScorer(model), beam=1, max_pops=max_pops)
         full = search(leaves, CandidateScorer(model), beam=1, max_pops=10_000)

@@ -20,7 +20,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clparse.calibrate.run import dev_trees
 from clparse.data import sample_path
 from clparse.examples.data import TrainingData
 from clparse.examples.generate import ExampleGenerator
@@ -35,6 +34,7 @@ from clparse.read import read_trees
 from clparse.rebuild.model import load_model
 from clparse.search import search
 from clparse.search.scorer import CandidateArrays, CandidateScorer, CompiledModel, state_rows
+from tests.conftest import dev_tagged
 from tests.reference_features import FeatureDictionary
 from tests.reference_generate import ExampleGenerator as ReferenceGenerator
 from tests.reference_scorer import CandidateScorer as ReferenceScorer
@@ -159,8 +159,7 @@ def paper_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_compiled_scores_equal_the_reference_scorer(paper_db: Path, theta: float) -> None:
     model = load_model(paper_db, theta)
     states = 0
-    for tree in dev_trees(paper_db):
-        tagged = [(w, t) for w, t in tree.tagged_words() if t != "-NONE-"]
+    for tagged in dev_tagged(paper_db):
         scorer = BothScorers(model)
         search(leaf_items(tagged, model.vocabulary.normalize), scorer, beam=8, max_pops=300)
         states += scorer.states

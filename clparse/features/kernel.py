@@ -711,10 +711,11 @@ def _sum_trees(label: int, present: np.ndarray, trees: TreeArrays, masks: np.nda
     are the same either way, so the same float comes out."""
     word_base, leaf_base, leaf_value = leaves.word_base, leaves.leaf_base, leaves.leaf_value
     total = 0.0
-    for t in range(trees.offsets[label], trees.offsets[label + 1]):
-        if leaves.walk:
+    if leaves.walk:
+        for t in range(trees.offsets[label], trees.offsets[label + 1]):
             total += _walk_tree(t, present, trees)
-            continue
+        return total
+    for t in range(trees.offsets[label], trees.offsets[label + 1]):
         w = word_base[t]
         while masks[w] == 0:  # the exit leaf's bit is never cleared, so this stops within the tree
             w += 1
@@ -864,7 +865,7 @@ def _score_window(e: int, frontier: np.ndarray, first: int, end: int, root_here:
             label_heads[li] = candidate_head(frontier, first, end, symbol, child_symbols, label, heads)
     base = emit_head_free(codes, frontier, first, end, items, space)
     marked = _mark(codes, 0, base, table, present, touched, 0)
-    masks[:] = ~np.uint64(0)
+    masks[:leaves.word_base[-1]] = ~np.uint64(0)  # the buffer may be longer than the words in use
     _apply_masks(touched, 0, marked, leaves, masks)
     for head in range(m):
         needed = False
@@ -1031,7 +1032,7 @@ def _greedy_steps(frontier, size, steps, confidences, taken, max_steps, items, r
             return GREEDY_DONE, n, size, taken
         if taken >= max_steps:
             return GREEDY_STEP_BOUND, n, size, taken
-        spans = _span_count(n, max_children)
+        spans = span_count(n, max_children)
         if (size >= label.shape[0] or windows.entries[0] + spans + 1 > windows.values.shape[0]
                 or spans * label_symbols.shape[0] > buffers.confidence.shape[0]
                 or _row_capacity(max_children, size + 1) > buffers.codes.shape[0]):
@@ -1065,5 +1066,6 @@ def _greedy_steps(frontier, size, steps, confidences, taken, max_steps, items, r
 
 
 @njit(cache=True, nogil=True)
-def _span_count(n: int, k: int) -> int:
+def span_count(n: int, k: int) -> int:
+    """Runs of 1..k consecutive items among n: Σ_first min(k, n - first) (the spans of a state)."""
     return n * (n + 1) // 2 if n <= k else n * k - k * (k - 1) // 2

@@ -10,9 +10,6 @@ from clparse.errors import ClparseError, ParameterError
 from clparse.read.ptb import read_trees
 
 FORMATS = ("tokens", "tagged", "ptb", "text")
-#: Quote tokens that keep the text's own characters in ``text`` input: the treebanks clparse is trained on
-#: here (GUM) keep “ ” " as the words of quotes (tagged `` and ''), and the features and tagger know those.
-RAW_QUOTES = ("``", "''", "`")
 Sentence = list[str] | list[tuple[str, str]]
 
 
@@ -62,20 +59,13 @@ def read_sentences(names: Iterable[str], fmt: str, warn: Callable[[str], object]
 
 
 def _text_sentences(name: str) -> Iterator[list[str]]:
-    """The sentences of running text, one paragraph (lines up to a blank one) at a time."""
-    from clparse.read.text import split_paragraph
+    """The sentences of running text, one paragraph (lines up to a blank one) at a time. Quotes keep the
+    text's characters: GUM's trees have “ ” " as the words of quotes (tagged `` and ''), and the features
+    and the tagger know those."""
+    from clparse.read.text import split_stream
 
-    held: list[str] = []
-    for _, line in [*_lines(name), (0, "")]:  # a last empty line ends the last paragraph
-        if line.strip():
-            held.append(line)
-            continue
-        if held:
-            paragraph = "".join(held)
-            held = []
-            for sentence in split_paragraph(paragraph):
-                yield [paragraph[start:end] if token in RAW_QUOTES else token
-                       for token, start, end in zip(sentence.tokens, sentence.starts, sentence.ends)]
+    for sentence in split_stream((line for _, line in _lines(name)), quotes="raw"):
+        yield list(sentence.tokens)
 
 
 def count_sentences(names: Iterable[str], fmt: str) -> int:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import IO, Any
 
@@ -215,9 +215,14 @@ def _fix_hyphens(paragraph: str, spans: list[tuple[int, int]]) -> list[tuple[int
     return out
 
 
-def split_paragraph(paragraph: str, offset: int = 0) -> list[TextSentence]:
+#: The PTB spellings of quotes, which ``quotes="raw"`` gives back as the text's own characters.
+QUOTE_TOKENS = frozenset({"``", "''", "`"})
+
+
+def split_paragraph(paragraph: str, offset: int = 0, quotes: str = "ptb") -> list[TextSentence]:
     """The sentences of one paragraph; offsets are shifted by ``offset`` (the paragraph's place in the
-    whole input). Line breaks inside it count as white space."""
+    whole input). Line breaks inside it count as white space. ``quotes="raw"``: quote tokens keep the
+    text's characters (“ ” " as GUM's trees have them) instead of `` and ''."""
     flat = _WHITE.sub(" ", paragraph)  # one character for one: offsets hold
     if not flat.strip():
         return []
@@ -238,7 +243,13 @@ def split_paragraph(paragraph: str, offset: int = 0) -> list[TextSentence]:
         current.append((ptb_token(flat[s:e], _opens(flat, s, e)), s, e))
     if current:
         sentences.append(_sentence(current, offset))
-    return _mend(sentences)
+    sentences = _mend(sentences)  # it joins fragments by their PTB tokens: quotes are given back after
+    if quotes == "raw":
+        sentences = [replace(sentence, tokens=tuple(
+            paragraph[start - offset:end - offset] if token in QUOTE_TOKENS else token
+            for token, start, end in zip(sentence.tokens, sentence.starts, sentence.ends)))
+            for sentence in sentences]
+    return sentences
 
 
 _CLOSING = frozenset({".", ",", ";", ":", "?", "!", "-RRB-", "]", "}", "''", "'", "’", "...", "…"})
@@ -280,18 +291,18 @@ def paragraphs(text: str) -> Iterator[tuple[int, str]]:
         yield position, text[position:]
 
 
-def split_text(text: str) -> list[TextSentence]:
+def split_text(text: str, quotes: str = "ptb") -> list[TextSentence]:
     """Split running text into sentences of PTB tokens with offsets into ``text``.
 
     Needs the ``clparse[text]`` extra (spaCy and syntok).
     """
     sentences: list[TextSentence] = []
     for offset, paragraph in paragraphs(text):
-        sentences += split_paragraph(paragraph, offset)
+        sentences += split_paragraph(paragraph, offset, quotes)
     return sentences
 
 
-def split_stream(lines: Iterable[str] | IO[str]) -> Iterator[TextSentence]:
+def split_stream(lines: Iterable[str] | IO[str], quotes: str = "ptb") -> Iterator[TextSentence]:
     """:func:`split_text` over lines (an open text file, ``sys.stdin``), one paragraph at a time.
 
     Offsets count characters from the start of the stream, as if the lines were one string (open the
@@ -307,8 +318,8 @@ def split_stream(lines: Iterable[str] | IO[str]) -> Iterator[TextSentence]:
                 held_start = offset
             held.append(line)
         elif held:
-            yield from split_paragraph("".join(held), held_start)
+            yield from split_paragraph("".join(held), held_start, quotes)
             held = []
         offset += len(line)
     if held:
-        yield from split_paragraph("".join(held), held_start)
+        yield from split_paragraph("".join(held), held_start, quotes)

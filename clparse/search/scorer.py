@@ -27,6 +27,7 @@ from clparse.features.kernel import (
     greedy_steps,
     leaf_masks,
     row_capacity,
+    span_count,
     score_state,
 )
 from clparse.features.space import FeatureSpace
@@ -183,11 +184,6 @@ class CandidateScorer:
             items.adopt(item, first_new + step)
             built = built[:first] + (item,) + built[end:]
         return built, confidences[:taken].tolist(), status == GREEDY_DONE
-
-
-def span_count(n: int, k: int) -> int:
-    """Runs of 1..k consecutive items among n: Σ_first min(k, n - first)."""
-    return n * (n + 1) // 2 if n <= k else n * k - k * (k - 1) // 2
 
 
 def compiled(model: ParserModel) -> CompiledModel:

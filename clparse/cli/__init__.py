@@ -5,7 +5,16 @@ raises on purpose (bad files, bad settings) become one ``Error: ...`` line on st
 never a traceback; a bad parameter names its option (exit status 2).
 """
 
-from clparse.cli import calibration, database, evaluation, parsing, training, treebank  # noqa: F401 (commands)
+from clparse.cli import (  # noqa: F401 (each module registers its commands)
+    browse,
+    calibration,
+    database,
+    evaluation,
+    explain,
+    parsing,
+    training,
+    treebank,
+)
 from clparse.cli.core import main
 
 __all__ = ["main"]

@@ -1,0 +1,1 @@
+"""`clparse browse`: the database in a web browser (Datasette), read-only."""

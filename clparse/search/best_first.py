@@ -64,10 +64,21 @@ def ranked(found: CandidateArrays | Sequence[Scored]) -> Iterator[Scored]:
         yield from sorted(found, key=lambda c: -c[3])  # stable: ties keep candidate order
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class State:
     frontier: tuple[Item, ...]  # interned items: the tuple itself identifies the state's whole structure
     score: Score
+    parent: State | None = None  # the state this one was built from (None: the leaves)
+    step: Scored | None = None  # the inference that built it from ``parent``
+
+    def path(self) -> tuple[Scored, ...]:
+        """The inferences from the leaves to this state, in order."""
+        steps: list[Scored] = []
+        state: State | None = self
+        while state is not None and state.step is not None:
+            steps.append(state.step)
+            state = state.parent
+        return tuple(reversed(steps))
 
     @property
     def complete(self) -> bool:
@@ -81,6 +92,9 @@ class SearchResult:
     pops: int
     reason: str = ""  # why search gave up, or why it completed greedily
     completed: bool = False  # the parse was finished greedily after the pop cap (or an empty agenda)
+    # The inferences from the leaves to the parse, in the order taken: (first frontier position, end
+    # position, label, the classifier's confidence), positions on the frontier of that moment.
+    path: tuple[Scored, ...] = ()
 
 
 HEAD = 32  # candidates ranked before the rest: offering usually stops within the first few
@@ -141,7 +155,7 @@ def search_kbest(leaves: list[Item], scorer: Scorer, k: int, *, beam: int = 1000
     found: list[SearchResult] = []
     for state, pops, end in best_first(start, scorer, make, beam, max_pops, aggregator, bound):
         if end == "complete":
-            found.append(SearchResult(state.frontier[0], state.score, pops))
+            found.append(SearchResult(state.frontier[0], state.score, pops, path=state.path()))
             if len(found) == k:
                 break
             continue
@@ -149,19 +163,19 @@ def search_kbest(leaves: list[Item], scorer: Scorer, k: int, *, beam: int = 1000
             break
         if end == "empty":
             if greedy is not None:  # every entry left was worse than the greedy parse: it is the best
-                found.append(SearchResult(greedy.item, greedy.score, pops))
+                found.append(SearchResult(greedy.item, greedy.score, pops, path=greedy.path))
             else:
                 found.append(complete_greedily(state, scorer, make, aggregator, pops, "the agenda ran empty"))
         else:  # the pop cap before any complete parse
             found.append(at_the_cap(state, greedy, scorer, make, aggregator, pops, max_pops))
     if k > 1 and greedy is not None and greedy.score is not None:
-        _add(found, SearchResult(greedy.item, greedy.score, found[0].pops if found else 0))
+        _add(found, SearchResult(greedy.item, greedy.score, found[0].pops if found else 0, path=greedy.path))
         if len(found) < k:  # trees worse than the greedy parse, which the bound kept out
             for state, pops, end in best_first(start, scorer, make, beam, max_pops, aggregator, None):
                 if end != "complete":
                     break
                 if state.score.key > greedy.score.key:
-                    _add(found, SearchResult(state.frontier[0], state.score, pops))
+                    _add(found, SearchResult(state.frontier[0], state.score, pops, path=state.path()))
                     if len(found) == k:
                         break
     return found[:k]
@@ -183,7 +197,8 @@ def at_the_cap(state: State, greedy: SearchResult | None, scorer: Scorer, make: 
     if greedy is not None and greedy.score is not None and (
             completed.score is None or greedy.score.key < completed.score.key):
         return SearchResult(greedy.item, greedy.score, pops,
-                            f"{why}: the greedy parse, better than completing the best state", True)
+                            f"{why}: the greedy parse, better than completing the best state", True,
+                            greedy.path)
     return completed
 
 
@@ -202,7 +217,7 @@ def best_first(start: State, scorer: Scorer, make: Any, beam: int, max_pops: int
             if bound is not None and score.key > bound:  # keys only get worse down the list
                 break
             # (key, unique counter, payload): tuples compare on the key, then the counter, never the payload
-            entry = (score.key, next(counter), (state, first, end, label, score))
+            entry = (score.key, next(counter), (state, first, end, label, confidence, score))
             if len(agenda) >= beam and entry >= agenda[-1]:
                 break
             bisect.insort(agenda, entry)
@@ -213,13 +228,13 @@ def best_first(start: State, scorer: Scorer, make: Any, beam: int, max_pops: int
     pops = 0
     state = start
     while agenda:
-        _, _, (parent, first, end, label, score) = agenda.pop(0)
+        _, _, (parent, first, end, label, confidence, score) = agenda.pop(0)
         item = make(label, parent.frontier[first:end])
         frontier = parent.frontier[:first] + (item,) + parent.frontier[end:]
         if frontier in seen:
             continue
         seen.add(frontier)
-        state = State(frontier, score)
+        state = State(frontier, score, parent, (first, end, label, confidence))
         pops += 1
         if state.complete:
             yield state, pops, "complete"
@@ -234,15 +249,16 @@ def best_first(start: State, scorer: Scorer, make: Any, beam: int, max_pops: int
 def complete_greedily(state: State, scorer: Scorer, make: Any, aggregator: str, pops: int,
                       why: str) -> SearchResult:
     """Finish ``state`` by always taking its best candidate (ties in candidate order) until ROOT is built."""
-    frontier, score, _, done = greedy_path(state, scorer, make, aggregator)
+    frontier, score, steps, done = greedy_path(state, scorer, make, aggregator)
     if done:
-        return SearchResult(frontier[0], score, pops, f"{why}: completed greedily", completed=True)
+        return SearchResult(frontier[0], score, pops, f"{why}: completed greedily", completed=True,
+                            path=state.path() + steps)
     return SearchResult(None, None, pops, f"{why}, and no parse can be completed from the best state")
 
 
 def greedy_path(state: State, scorer: Scorer, make: Any,
-                aggregator: str) -> tuple[tuple[Item, ...], Score, int, bool]:
-    """The greedy path from ``state``: (last frontier, its score, inferences taken, ROOT built).
+                aggregator: str) -> tuple[tuple[Item, ...], Score, tuple[Scored, ...], bool]:
+    """The greedy path from ``state``: (last frontier, its score, the inferences taken, ROOT built).
 
     It ends: every inference either shrinks the frontier or extends a unary chain, and a chain cannot
     repeat a label. The step bound only guards against a scorer that breaks those rules. A scorer with
@@ -253,20 +269,20 @@ def greedy_path(state: State, scorer: Scorer, make: Any,
     bound = len(frontier) * (len(getattr(scorer, "labels", ())) + 2) + 64
     compiled = getattr(scorer, "greedy", None)
     if compiled is not None:
-        frontier, confidences, done = compiled(frontier, make, bound)
-        for confidence in confidences:
-            score = extend(aggregator, score, confidence)
-        return frontier, score, len(confidences), done
-    steps = 0
-    while steps < bound and not _complete(frontier):
+        frontier, taken, done = compiled(frontier, make, bound)
+        for step in taken:
+            score = extend(aggregator, score, step[3])
+        return frontier, score, tuple(taken), done
+    steps: list[Scored] = []
+    while len(steps) < bound and not _complete(frontier):
         best = next(ranked(scorer.candidates(frontier)), None)
         if best is None:
             break
         first, end, label, confidence = best
         frontier = frontier[:first] + (make(label, frontier[first:end]),) + frontier[end:]
         score = extend(aggregator, score, confidence)
-        steps += 1
-    return frontier, score, steps, _complete(frontier)
+        steps.append(best)
+    return frontier, score, tuple(steps), _complete(frontier)
 
 
 def _complete(frontier: tuple[Item, ...]) -> bool:
@@ -276,12 +292,14 @@ def _complete(frontier: tuple[Item, ...]) -> bool:
 def greedy_search(start: State, scorer: Scorer, make: Any, aggregator: str, max_pops: int) -> SearchResult:
     """Beam 1: the greedy path, reported as the agenda search with a one-entry agenda reports it (each
     inference one popped state; at ``max_pops`` the rest of the path is the greedy completion)."""
-    frontier, score, steps, done = greedy_path(start, scorer, make, aggregator)
+    frontier, score, path, done = greedy_path(start, scorer, make, aggregator)
+    steps = len(path)
     capped = f"no complete parse within {max_pops} popped states"
     if done:
         if steps <= max_pops:
-            return SearchResult(frontier[0], score, steps)
-        return SearchResult(frontier[0], score, max_pops, f"{capped}: completed greedily", completed=True)
+            return SearchResult(frontier[0], score, steps, path=path)
+        return SearchResult(frontier[0], score, max_pops, f"{capped}: completed greedily", completed=True,
+                            path=path)
     if steps < max_pops:
         return SearchResult(None, None, steps,
                             "the agenda ran empty, and no parse can be completed from the best state")

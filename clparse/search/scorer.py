@@ -151,12 +151,12 @@ class CandidateScorer:
 
 
     def greedy(self, frontier: Sequence[Item], make: Callable[[str, tuple[Item, ...]], Item],
-               max_steps: int) -> tuple[tuple[Item, ...], list[float], bool]:
+               max_steps: int) -> tuple[tuple[Item, ...], list[tuple[int, int, str, float]], bool]:
         """Greedy search from ``frontier`` in compiled calls (:func:`~clparse.features.kernel.greedy_steps`):
         always the best candidate, ties in candidate order, at most ``max_steps`` inferences.
 
         Returns the last frontier (its items made by ``make``, as the Python search makes them), the
-        confidences of the inferences in order, and whether ROOT was built.
+        inferences in order as (first, end, label, confidence), and whether ROOT was built.
         """
         items = self._items(frontier)
         ids = items.frontier(frontier)
@@ -178,12 +178,14 @@ class CandidateScorer:
                 break
         self.scored += len(cache) - before
         built = tuple(frontier)
-        for step in range(taken):
+        path: list[tuple[int, int, str, float]] = []
+        for step, confidence in zip(range(taken), confidences[:taken].tolist()):
             first, end, label = (int(x) for x in steps[step])
             item = make(self.labels[label], built[first:end])
             items.adopt(item, first_new + step)
             built = built[:first] + (item,) + built[end:]
-        return built, confidences[:taken].tolist(), status == GREEDY_DONE
+            path.append((first, end, self.labels[label], confidence))
+        return built, path, status == GREEDY_DONE
 
 
 def compiled(model: ParserModel) -> CompiledModel:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # the heavy modules load when a function needs them
     from clparse.features.space import FeatureConfig
     from clparse.parser import ParseResult, Parser
     from clparse.tag.evaluate import TaggingReport
-    from clparse.train import LabelStatus
+    from clparse.train import LabelStatus, StopRule
     from clparse.train.summary import TrainSummary
 
 PathLike = str | Path
@@ -239,6 +239,7 @@ class TrainPlan:
     labels: list[str]
     stop: str  # the stop rule in words
     where: str  # "2 at a time", or the Dask cluster
+    rule: StopRule | None = None  # the stop rule itself, to tell which labels are done (finished_labels)
 
 
 def train(db: PathLike, labels: Sequence[str] | None = None, *, until_theta: float | None = None,
@@ -275,7 +276,7 @@ def train(db: PathLike, labels: Sequence[str] | None = None, *, until_theta: flo
                            StopRule(until_theta, max_iterations, max_splits), settings)
     if on_start is not None:
         where = f"on the Dask cluster {dask}" if dask else f"{jobs} at a time"
-        on_start(TrainPlan(chosen, rule.describe(), where))
+        on_start(TrainPlan(chosen, rule.describe(), where, rule))
     return train_labels(db, chosen, settings, rule, jobs, should_stop=should_stop, on_iteration=on_iteration,
                         on_poll=on_poll, dask=dask, batch_iterations=dask_batch)
 
@@ -293,6 +294,16 @@ def status(db: PathLike, labels: Sequence[str] | None = None, *, check: bool = F
         # after reading: damage met while reading is told as such, the rest of the file is checked
         quick_check(db)
     return [r for r in rows if labels is None or r.label in labels]
+
+
+def finished_labels(db: PathLike, labels: Sequence[str] | None = None,
+                    rule: StopRule | None = None) -> list[str]:
+    """The labels (of ``labels``; default all) with nothing left to do under ``rule``: converged, or past the
+    rule and not training. Paused labels, and labels stopped under a looser rule, are not finished (see
+    :func:`clparse.train.status.finished`); without a rule, stopped and converged labels are."""
+    from clparse.train.status import finished
+
+    return [r.label for r in status(db, labels) if finished(r, rule)]
 
 
 # --------------------------------------------------------------------- calibrating

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import IO, TypeVar
 
 _P = TypeVar("_P", bound="Progress")
@@ -34,6 +35,7 @@ class Progress:
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = is_terminal(self.stream) if enabled is None else enabled
         self.done = 0
+        self.initial = 0  # done before this run started (a resume): counted, but not in the rate and ETA
         self.start = time.monotonic()
         self._drawn = 0.0
         self._width = 0
@@ -54,7 +56,7 @@ class Progress:
     def line(self, now: float | None = None, note: str = "") -> str:
         """The text of the progress line (tested directly: drawing needs a terminal)."""
         elapsed = max((time.monotonic() if now is None else now) - self.start, 1e-9)
-        rate = self.done / elapsed
+        rate = (self.done - self.initial) / elapsed
         unit = f" {self.unit}" if self.unit else ""
         parts = [f"{self.label}: {self.done:,}"]
         if self.total:
@@ -84,19 +86,28 @@ class Progress:
 
 
 class TrainingProgress(Progress):
-    """Labels trained out of the total, and what the labels in flight are doing.
+    """Labels finished out of the total, and what the labels in flight are doing.
 
-    With one process, labels train one after another: a new name in :meth:`iteration` means the
-    previous label is done. With several, :meth:`poll` counts finished labels from the database.
+    Done means finished to the run's stop rule, as ``count()`` reads it from the database: labels a resumed
+    run finds finished count from the start (not in the rate), paused ones only once this run finishes them.
+    With one process, ``count`` is read when :meth:`iteration` sees a new label (the previous one ended);
+    with several, :meth:`poll` is given the count.
     """
 
-    def __init__(self, labels: int, stream: IO[str] | None = None, enabled: bool | None = None) -> None:
+    def __init__(self, labels: int, stream: IO[str] | None = None, enabled: bool | None = None,
+                 count: Callable[[], int] | None = None) -> None:
         super().__init__("training", labels, "labels", stream, enabled)
         self._current: str | None = None
+        self._count = count
+        if count is not None and self.enabled:  # no database reads for a log that shows no progress
+            self.done = self.initial = count()
 
     def iteration(self, label: str, iteration: int, theta: float) -> None:
         if label != self._current:
-            if self._current is not None:
+            if self._count is not None:
+                if self.enabled:
+                    self.done = self._count()
+            elif self._current is not None:
                 self.done += 1
             self._current = label
         self.update(0, f"{label} iteration {iteration}, Θ {theta:.4g}")
@@ -108,8 +119,12 @@ class TrainingProgress(Progress):
                          for label, (it, theta) in running.items())
         self.update(0, note)
 
-    def finish(self, finished: int) -> None:
-        """The run is over: ``finished`` labels are done (the rest paused or were left alone)."""
-        self.done = finished
+    def finish(self, finished: int | None = None) -> None:
+        """The run is over: ``finished`` labels are done (default: ``count()``; the rest paused, failed or
+        were left alone)."""
+        if finished is None and self._count is not None and self.enabled:
+            finished = self._count()
+        if finished is not None:
+            self.done = finished
         self.update(0)
         self.close()

@@ -29,7 +29,7 @@ def run_quickstart(echo: Callable[[str], object] = print, db: Path = Path("db/qu
     drawn when it is a terminal)."""
     from clparse import api
     from clparse.calibrate.report import format_points
-    from clparse.train import format_status
+    from clparse.train import StopRule, format_status
 
     train_file, dev_file = sample_path("train"), sample_path("dev")
     echo(f"== 1. prepare: clparse prepare --db {db} --train {train_file} --dev {dev_file}")
@@ -49,10 +49,13 @@ def run_quickstart(echo: Callable[[str], object] = print, db: Path = Path("db/qu
                        "ORDER BY positives DESC LIMIT 5"))
 
     echo(f"== 2. train every label: clparse train --db {db} --until-theta {until_theta:g}")
-    with TrainingProgress(len(api.status(db)), stream) as training:
+    rule = StopRule(until_theta=until_theta)
+    labels = [r.label for r in api.status(db)]
+    with TrainingProgress(len(labels), stream, count=lambda: len(api.finished_labels(db, labels, rule))) \
+            as training:
         summary = api.train(db, until_theta=until_theta,
                             on_iteration=lambda label, r: training.iteration(label, r.iteration, r.theta))
-        training.finish(len(summary.states))
+        training.finish()
     echo(format_status(api.status(db)))
     for label, error in summary.failures.items():
         echo(f"warning: {label} failed: {error}")

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from clparse import api
-from clparse.cli.core import main
+from clparse.cli.core import main, one_line
 from clparse.cli.options import (
     DB_OPTION,
     TREEBANK,
@@ -217,19 +217,25 @@ def train_command(db: Path, labels: str | None, until_theta: float | None, max_i
 
 
 class _TrainingView:
-    """What `train` shows: the plan, a progress line on a terminal (labels done, labels in flight), and the
-    per-label table with warnings at the end (logs get the plan and the summary only)."""
+    """What `train` shows: the plan, a progress line on a terminal (labels finished to the stop rule, labels
+    in flight), and the per-label table with warnings at the end (logs get the plan and the summary only)."""
 
     def __init__(self, db: Path) -> None:
         self.db = db
         self.labels: list[str] = []
+        self.rule: Any = None
         self.bar: Any = None
 
     def start(self, plan: api.TrainPlan) -> None:
         from clparse.progress import TrainingProgress
 
         click.echo(f"training {len(plan.labels)} label(s) {plan.stop}, {plan.where}; Ctrl-C pauses", err=True)
-        self.labels, self.bar = plan.labels, TrainingProgress(len(plan.labels))
+        self.labels, self.rule = plan.labels, plan.rule
+        self.bar = TrainingProgress(len(plan.labels), count=self.finished)
+
+    def finished(self) -> int:
+        """Labels finished to this run's stop rule (a paused one is not, nor one stopped at a looser rule)."""
+        return len(api.finished_labels(self.db, self.labels, self.rule))
 
     def iteration(self, label: str, result: Any) -> None:
         if self.bar is not None and self.bar.enabled:
@@ -238,9 +244,11 @@ class _TrainingView:
     def poll(self) -> None:
         if self.bar is None or not self.bar.enabled:
             return
+        from clparse.train.status import finished
+
         rows = api.status(self.db, self.labels)
-        finished = sum(r.state not in ("training", "pending") for r in rows)
-        self.bar.poll(finished, {r.label: (r.iteration, r.theta) for r in rows if r.state == "training"})
+        self.bar.poll(sum(finished(r, self.rule) for r in rows),
+                      {r.label: (r.iteration, r.theta) for r in rows if r.state == "training"})
 
     def finish(self, summary: Any, signalled: bool = False) -> bool:
         """The table and warnings; exits 1 on a failed or refused label. Returns whether the run paused
@@ -248,17 +256,22 @@ class _TrainingView:
         from clparse.train import format_status
 
         if self.bar is not None:
-            self.bar.finish(sum(state not in ("paused", "refused") for state in summary.states.values()))
-        click.echo(format_status(api.status(self.db, self.labels)))
+            self.bar.finish()
+        rows = api.status(self.db, self.labels)
+        click.echo(format_status(rows))
         if summary.cluster is not None:
             click.echo(summary.cluster.describe(), err=True)
         for label, error in summary.refused.items():
-            click.echo(f"warning: label {label} left alone: {error}", err=True)
+            click.echo(f"warning: label {label} left alone: {one_line(error)}", err=True)
         for label, error in summary.failures.items():
-            click.echo(f"warning: label {label} failed: {error}", err=True)
+            click.echo(f"warning: label {label} failed: {one_line(error)}", err=True)
         paused = summary.interrupted or (signalled and len(summary.states) < len(self.labels))
         if paused:
-            click.echo("paused; run the same command again to resume", err=True)
+            from clparse.train.status import finished
+
+            done = sum(finished(r, self.rule) for r in rows)
+            click.echo(f"paused; run the same command again to resume ({done} of {len(rows)} label(s) "
+                       "finished)", err=True)
         if summary.failures or summary.refused:
             sys.exit(1)
         return paused

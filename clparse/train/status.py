@@ -7,6 +7,7 @@ from pathlib import Path
 
 from clparse.store.database import Database
 from clparse.store.training import TrainingStore
+from clparse.train.stopping import StopRule
 
 
 @dataclass
@@ -38,6 +39,19 @@ def label_status(db: str | Path) -> list[LabelStatus]:
         out.append(LabelStatus(name, iteration or 0, theta, splits or 0, loss, eps, state, updated, message,
                                worker))
     return out
+
+
+def finished(row: LabelStatus, rule: StopRule | None) -> bool:
+    """Has the label nothing left to do under ``rule`` (what a run's progress counts as done)? Converged, or
+    not training and past the rule. A label paused or stopped under an earlier, looser rule is not done: this
+    run trains it on. Without a rule, a label is done once stopped or converged."""
+    if row.state == "converged":
+        return True
+    if row.state in ("pending", "training") or row.theta is None:
+        return False
+    if rule is None:
+        return row.state == "stopped"
+    return rule.reached(row.iteration, row.theta, row.splits) is not None
 
 
 def format_status(rows: list[LabelStatus]) -> str:

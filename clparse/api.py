@@ -377,17 +377,21 @@ def check_readable(db: PathLike) -> None:
 
 
 def open_parser(db: PathLike, theta: float | str = "best", *, beam: int = 1000, max_pops: int = 10_000,
-                aggregator: str = "maxmin", max_words: int = 100, checked: bool = False) -> Parser:
+                aggregator: str = "maxmin", max_words: int = 100, kbest: int = 1,
+                checked: bool = False) -> Parser:
     """The parser rebuilt from ``db`` at Θ̂ ``theta`` (a number ≥ 0 or "best"), after :func:`check_readable`
-    (unless ``checked``: the caller already has)."""
+    (unless ``checked``: the caller already has). ``kbest``: each result holds the K best distinct trees
+    (``result.trees``, best first)."""
     from clparse.parser import Parser
 
     if theta != "best" and not (isinstance(theta, (int, float)) and 0 <= theta < float("inf")):
         raise ParameterError("theta", f"{theta!r}: give a finite number ≥ 0 or 'best'")
+    if not isinstance(kbest, int) or kbest < 1:
+        raise ParameterError("kbest", f"must be a whole number ≥ 1, got {kbest!r}")
     if not checked:
         check_readable(db)
     return Parser.from_db(db, theta=theta, beam=beam, max_pops=max_pops, aggregator=aggregator,
-                          max_words=max_words)
+                          max_words=max_words, kbest=kbest)
 
 
 @dataclass
@@ -414,10 +418,21 @@ def known_tags(db: PathLike) -> set[str]:
 
 def read_input(files: Sequence[str], input_format: str = "tokens", warn: Echo = _quiet,
                tags: set[str] | None = None) -> Iterator[Any]:
-    """Sentences from ``files`` (``-`` is stdin) in ``input_format`` (tokens, tagged or ptb)."""
+    """Sentences from ``files`` (``-`` is stdin) in ``input_format`` (tokens, tagged, ptb, or text: running
+    text gives :class:`~clparse.parser.SourceSentence` objects, offsets counted from each file's start)."""
     from clparse.read.sentences import read_sentences
 
+    if input_format == "text":
+        return _text_input(files)
     return read_sentences(files, input_format, warn, known_tags=tags)
+
+
+def _text_input(files: Sequence[str]) -> Iterator[Any]:
+    from clparse.parser import text_sentences
+    from clparse.read.sentences import _lines
+
+    for name in files:
+        yield from text_sentences(line for _, line in _lines(name))
 
 
 def parse(db: PathLike | Parser, files: Sequence[str] = ("-",), input_format: str = "tokens", *,
@@ -426,7 +441,8 @@ def parse(db: PathLike | Parser, files: Sequence[str] = ("-",), input_format: st
     """Parse every sentence of ``files`` in order; a flat fallback tree is reported through ``warn``, and
     it and each greedy completion at the pop cap are counted in ``tally`` (completions are not warned
     about one by one: ``parse`` says how many at the end). ``search``: beam, max_pops, aggregator,
-    max_words, as :func:`open_parser` takes them; ``db`` may also be a parser already open.
+    max_words, kbest, as :func:`open_parser` takes them; ``db`` may also be a parser already open. Each
+    result serialises with ``result.to_dict()`` (``parse --format json``; :mod:`clparse.output`).
 
     ``jobs`` > 1 parses in that many processes (:mod:`clparse.parse_jobs`), each rebuilding the parser
     from its database at the same Θ̂ and search options (a parser given here must have been opened from

@@ -5,10 +5,11 @@ holds at most :data:`AHEAD` chunks not yet handed back, and at most :data:`WINDO
 worker are read ahead of the output, so memory stays bounded however long the input). Every worker
 is a spawned interpreter (no SQLite handle or numba state crosses a fork, as for ``train --jobs``)
 that rebuilds the parser once from the database, read-only, at the same Θ̂
-and search options, and sends back plain data per sentence: the tree as PTB text, the tagged
-words, the fallback and completion reasons and the pops. The parent rebuilds each
+and search options (k-best included), and sends back plain data per sentence: the result's own
+serialisation (:func:`clparse.output.to_dict`, what ``--format json`` writes: every tree as PTB text,
+scores, confidences, tokens, tags, offsets, fallback, completion, pops). The parent rebuilds each
 :class:`~clparse.parser.ParseResult` from it and yields them strictly in input order, so the output
-is the same as one process's, byte for byte.
+is the same as one process's, byte for byte, in every format.
 
 A worker that cannot start, fails or dies (even by SIGKILL) stops the run with one
 :class:`~clparse.errors.ClparseError` naming it, never a hang; the others are stopped too. Workers
@@ -38,8 +39,8 @@ CHUNK = 32  # sentences per message: large enough to amortize the pickling, smal
 AHEAD = 2  # chunks a worker holds at most (one parsing, one waiting), so it never idles between them
 WINDOW = 4  # chunks per worker read and not yet yielded, at most: a slow chunk holds the others this far
 
-#: One sentence's result as plain data: PTB text, tagged words, fallback, pops, completion.
-Payload = tuple[str, list[tuple[str, str]], "str | None", int, "str | None"]
+#: One sentence's result as plain data: :func:`clparse.output.to_dict`'s, and the K asked for.
+Payload = tuple[dict[str, Any], int]
 
 
 # --------------------------------------------------------------------- the worker side
@@ -106,21 +107,18 @@ def worker(parent: int, conn: Connection, db: str, thetas: float | dict[str, flo
 
 def plain(result: Any) -> Payload:
     """A :class:`~clparse.parser.ParseResult` as plain data (no model object crosses processes)."""
-    from clparse.read.ptb import format_tree
+    from clparse.output import to_dict
 
-    return (format_tree(result.tree), [(str(w), str(t)) for w, t in result.tagged], result.fallback,
-            int(result.pops), result.completion)
+    return to_dict(result), result.kbest
 
 
 def rebuilt(payload: Payload) -> Any:
-    """The :class:`~clparse.parser.ParseResult` of :func:`plain`'s data (its tree read back from PTB text,
-    which gives the same text again; ``(ROOT)`` is the empty sentence's tree)."""
-    from clparse.parser import ParseResult
-    from clparse.read.ptb import iter_trees_from_lines
+    """The :class:`~clparse.parser.ParseResult` of :func:`plain`'s data (:func:`clparse.output.from_dict`:
+    trees read back from their PTB text, which gives the same text again)."""
+    from clparse.output import from_dict
 
-    text, tagged, fallback, pops, completion = payload
-    (tree,) = iter_trees_from_lines([text], "<worker>", allow_empty=True)
-    return ParseResult(tree, [(w, t) for w, t in tagged], fallback, pops, completion)
+    data, kbest = payload
+    return from_dict(data, kbest)
 
 
 # --------------------------------------------------------------------- the parent side

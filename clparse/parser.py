@@ -5,34 +5,43 @@
     result = parser.parse([("The", "DT"), ("dog", "NN"), ("barked", "VBD")])
     print(result.tree)          # PTB text over every input token
     result.to_nltk()            # nltk.Tree
+    result.to_dict()            # tokens, tags, trees with scores and per-constituent confidences
+    for sentence in parser.parse_text("The dog barked. It didn't stop."):   # running text
+        print(sentence.offsets, sentence.tree)
+
+    Parser.from_db(db, kbest=5).parse(...).trees   # the 5 best distinct trees, best first
 
 Each sentence goes through the run's own preprocessing (quotation marks and outermost punctuation
 are set aside, headwords lower-cased or UNK), the search, and back: set-aside tokens are put back
 so the output holds every input token in order. A sentence the search cannot finish, an empty
 one or an over-long one gets a flat tree (``fallback`` says why), never an exception. A search that
-reaches the pop cap finishes greedily from its best state (``completion`` says so).
+reaches the pop cap finishes greedily from its best state (``completion`` says so). Results, their
+serialisation and the output formats: :mod:`clparse.output` (docs/output.md).
 """
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clparse.errors import ConfigurationError
 from clparse.features.state import leaf_items
+from clparse.output import ParsedTree, constituents, score_value, to_dict
 from clparse.preprocess.pipeline import PreprocessConfig, preprocess_tree
 from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG
 from clparse.read.ptb import format_tree
 from clparse.read.tree import Tree
 from clparse.rebuild.model import ParserModel, best_theta, load_model
-from clparse.search import CandidateScorer, search
+from clparse.search import CandidateScorer, search_kbest
 from clparse.search.restore import flat_tree, item_tree, restore_tokens
 from clparse.store import reading
 from clparse.store.database import Database
 
 if TYPE_CHECKING:  # the tagger's modules read the database through SQLAlchemy: imported when a tagger is
+    from clparse.output import Constituent
     from clparse.tag.stored import PosTagger
 
 
@@ -44,16 +53,79 @@ def escape(token: str) -> str:
     return token.replace("(", "-LRB-").replace(")", "-RRB-")
 
 
-Sentence = str | Sequence[str] | Sequence[tuple[str, str]]
+@dataclass(frozen=True)
+class SourceSentence:
+    """A sentence of running text: its treebank tokens and, per token, where its characters are in the text
+    (``text[start:end] == chars[i]``; ``chars`` keeps ``(`` where the token is ``-LRB-``)."""
+
+    tokens: tuple[str, ...]
+    offsets: tuple[tuple[int, int], ...]
+    chars: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+
+Sentence = str | Sequence[str] | Sequence[tuple[str, str]] | SourceSentence
+
+
+def text_sentences(lines: Iterable[str]) -> Iterator[SourceSentence]:
+    """The sentences of running text given as lines (:func:`clparse.read.text.split_stream`, quotes as the
+    text has them, as GUM's words are), with each token's offsets and characters. Offsets count characters
+    from the first line's start. Needs the ``clparse[text]`` extra."""
+    from clparse.read.text import split_stream
+
+    held: list[str] = []  # lines read from ``base`` on: a sentence's characters are in them when it comes
+    base = 0
+    joined, joined_for = "", (-1, -1)
+
+    def reading() -> Iterator[str]:
+        for line in lines:
+            held.append(line)
+            yield line
+
+    for sentence in split_stream(reading(), quotes="raw"):
+        dropped = 0
+        while dropped < len(held) and base + len(held[dropped]) <= sentence.start:
+            base += len(held[dropped])  # lines of paragraphs already done
+            dropped += 1
+        del held[:dropped]
+        if joined_for != (base, len(held)):  # a paragraph's sentences come together: join its lines once
+            joined, joined_for = "".join(held), (base, len(held))
+        yield SourceSentence(sentence.tokens, tuple(sentence.spans),
+                             tuple(joined[s - base:e - base] for s, e in sentence.spans))
 
 
 @dataclass
 class ParseResult:
+    """A sentence's parse: tokens and tags, its trees best first (``tree`` is the best), and for running
+    text where each token is in the input. :meth:`to_dict` is its JSON form (docs/output.md)."""
+
     tree: Tree  # ROOT over every input token
     tagged: list[tuple[str, str]]
     fallback: str | None = None  # why the tree is flat, if it is
     pops: int = 0
     completion: str | None = None  # why the search finished greedily (the pop cap), if it did
+    trees: list[ParsedTree] = field(default_factory=list)  # best first, distinct; trees[0].tree is tree
+    offsets: list[tuple[int, int]] | None = None  # text input: each token's characters, [start, end)
+    text: list[str] | None = None  # text input: each token's characters as the input has them
+    kbest: int = 1  # the K asked for (the list may be shorter)
+
+    def __post_init__(self) -> None:
+        if not self.trees:
+            self.trees = [ParsedTree(self.tree)]
+
+    @property
+    def score(self) -> float | None:
+        """The best tree's score (:func:`clparse.output.score_value`); None for a flat tree."""
+        return self.trees[0].score
+
+    def constituents(self, index: int = 0) -> list[Constituent]:
+        """Tree ``index``'s phrases with their confidences (:func:`clparse.output.constituents`)."""
+        return constituents(self, index)
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_dict(self)
 
     def __str__(self) -> str:
         return format_tree(self.tree)
@@ -70,12 +142,13 @@ class SearchOptions:
     max_pops: int = 10_000
     aggregator: str = "maxmin"
     max_words: int = 100  # longer sentences get a flat tree (search time grows fast with length)
+    kbest: int = 1  # trees per sentence: the K best distinct ones, best first
 
     def __post_init__(self) -> None:
         from clparse.search.aggregate import AGGREGATORS
 
-        if self.beam < 1 or self.max_pops < 1 or self.max_words < 1:
-            raise ConfigurationError("beam, max_pops and max_words must be at least 1")
+        if self.beam < 1 or self.max_pops < 1 or self.max_words < 1 or self.kbest < 1:
+            raise ConfigurationError("beam, max_pops, max_words and kbest must be at least 1")
         if self.aggregator not in AGGREGATORS:
             raise ConfigurationError(f"unknown aggregator {self.aggregator!r}; choose "
                                      f"{', '.join(AGGREGATORS)}")
@@ -126,7 +199,8 @@ class Parser:
     def tag(self, sentence: Sentence) -> list[tuple[str, str]]:
         """(word, tag) pairs: words split on whitespace if a string; tagged by the stored tagger if
         untagged."""
-        tokens: Sequence[Any] = sentence.split() if isinstance(sentence, str) else sentence
+        tokens: Sequence[Any] = (sentence.split() if isinstance(sentence, str) else
+                                 sentence.tokens if isinstance(sentence, SourceSentence) else sentence)
         if not tokens:
             return []
         if isinstance(tokens[0], tuple):
@@ -138,7 +212,14 @@ class Parser:
         return list(zip(words, self.tagger.tag(words)))
 
     def parse(self, sentence: Sentence) -> ParseResult:
-        return self.parse_tagged(self.tag(sentence))
+        source = sentence if isinstance(sentence, SourceSentence) else None
+        return self.parse_tagged(self.tag(sentence), source)
+
+    def parse_text(self, text: str) -> list[ParseResult]:
+        """Parse running text: split into sentences and treebank tokens (:mod:`clparse.read.text`, the
+        ``clparse[text]`` extra, as ``parse --input-format text`` does), tagged by the stored tagger; each
+        result has its tokens' ``offsets`` into ``text`` and their characters (``text``)."""
+        return [self.parse(sentence) for sentence in text_sentences(io.StringIO(text, newline=""))]
 
     def parse_many(self, sentences: Iterable[Sentence]) -> Iterator[ParseResult]:
         for sentence in sentences:
@@ -156,25 +237,41 @@ class Parser:
                 bar.update()
         return results
 
-    def parse_tagged(self, tagged: Sequence[tuple[str, str]]) -> ParseResult:
-        """Parse a sentence whose tags are given (empty elements, tagged -NONE-, are dropped)."""
-        tagged = [(w, t) for w, t in tagged if t != EMPTY_ELEMENT_TAG]
+    def parse_tagged(self, tagged: Sequence[tuple[str, str]],
+                     source: SourceSentence | None = None) -> ParseResult:
+        """Parse a sentence whose tags are given (empty elements, tagged -NONE-, are dropped); ``source``:
+        where its tokens are in the input text (kept in the result)."""
+        words = [i for i, (_, t) in enumerate(tagged) if t != EMPTY_ELEMENT_TAG]
+        result = self._parse([(tagged[i][0], tagged[i][1]) for i in words])
+        if source is not None:
+            result.offsets = [source.offsets[i] for i in words]
+            result.text = [source.chars[i] for i in words]
+        return result
+
+    def _parse(self, tagged: list[tuple[str, str]]) -> ParseResult:
+        kbest = self.options.kbest
         if not tagged:
-            return ParseResult(Tree("ROOT", []), [], "empty sentence")
+            return ParseResult(Tree("ROOT", []), [], "empty sentence", kbest=kbest)
         if len(tagged) > self.options.max_words:
-            return ParseResult(flat_tree(tagged), tagged, f"longer than {self.options.max_words} words")
+            return ParseResult(flat_tree(tagged), tagged, f"longer than {self.options.max_words} words",
+                               kbest=kbest)
         flat = Tree("S", [Tree.preterminal(t, w) for w, t in tagged])
         prepared = preprocess_tree(flat, self.preprocess)
         if prepared is None:
-            return ParseResult(flat_tree(tagged), tagged, "nothing left after preprocessing")
+            return ParseResult(flat_tree(tagged), tagged, "nothing left after preprocessing", kbest=kbest)
         removed = {token.index for token in prepared.removed}
         kept = [i for i in range(len(tagged)) if i not in removed]
         kept_tagged = [tagged[i] for i in kept]
         leaves = leaf_items(kept_tagged, self.model.vocabulary.normalize)
-        result = search(leaves, CandidateScorer(self.model.for_scoring()), beam=self.options.beam,
-                        max_pops=self.options.max_pops, aggregator=self.options.aggregator)
-        if result.item is None:
-            return ParseResult(flat_tree(tagged), tagged, result.reason, result.pops)
-        tree = item_tree(result.item, [w for w, _ in kept_tagged])
-        return ParseResult(restore_tokens(tree, kept, prepared.removed), tagged, None, result.pops,
-                           result.reason if result.completed else None)
+        found = search_kbest(leaves, CandidateScorer(self.model.for_scoring()), kbest, beam=self.options.beam,
+                             max_pops=self.options.max_pops, aggregator=self.options.aggregator)
+        best = found[0]  # search()'s parse: k = 1 is the plain parse
+        if best.item is None:
+            return ParseResult(flat_tree(tagged), tagged, best.reason, best.pops, kbest=kbest)
+        words = [w for w, _ in kept_tagged]
+        trees = [ParsedTree(restore_tokens(item_tree(r.item, words), kept, prepared.removed),
+                            score_value(r.score), tuple(float(c) for c in r.score.confidences),
+                            (leaves, r.path, r.item))
+                 for r in found if r.item is not None and r.score is not None]
+        return ParseResult(trees[0].tree, tagged, None, best.pops, best.reason if best.completed else None,
+                           trees=trees, kbest=kbest)

@@ -8,6 +8,7 @@ worker gets several, out of step with the others.
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import signal
 import subprocess
@@ -197,3 +198,30 @@ def running(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+@pytest.mark.parametrize(("case", "args"), [("tokens", ["--format", "json", "--kbest", "4"]),
+                                            ("ptb", ["--format", "pretty", "--kbest", "3"]),
+                                            ("text", ["--format", "json", "--kbest", "3"])])
+def test_cli_jobs_give_the_bytes_of_one_process_in_every_format(trained_db: Path, tmp_path: Path,
+                                                                 inputs: dict[str, tuple[str, Path]],
+                                                                 case: str, args: list[str]) -> None:
+    """Every field of a result crosses between processes: k-best trees, scores, confidences, offsets."""
+    if case == "text":
+        path = tmp_path / "text.txt"
+        path.write_text('The dog barked. "It didn\'t stop," she said (twice).\n\nDr. Smith left. ' * 6,
+                        encoding="utf-8")
+        fmt = "text"
+    else:
+        fmt, path = inputs[case]
+    base = ["parse", "--db", trained_db, "--theta", "3", "--beam", "8", "--max-words", "12",
+            "--input-format", fmt, *args, path]
+    one, two = invoke(base), invoke([*base, "--jobs", "2"])
+    assert one.exit_code == two.exit_code == 0, one.stderr + two.stderr
+    assert two.stdout == one.stdout and two.stderr == one.stderr
+    if "json" in args:  # the fields that must cross are there
+        data = [json.loads(line) for line in one.stdout.splitlines()]
+        assert any(len(entry["trees"]) > 1 for entry in data)
+        assert any(c["confidence"] is not None and c["share"] is not None
+                   for entry in data for tree in entry["trees"] for c in tree["constituents"])
+        assert all((entry["offsets"] is not None) == (case == "text") for entry in data)

@@ -13,6 +13,7 @@ from clparse import api
 from clparse.cli.core import main, with_options
 from clparse.cli.options import DB_OPTION, TREEBANK, ManyValues, Theta, search_options, treebank_files
 from clparse.errors import ClparseError
+from clparse.output import FORMATS, format_result
 
 
 def _cluster(ctx: click.Context, param: click.Parameter, address: str | None) -> str | None:
@@ -39,6 +40,15 @@ def _cluster(ctx: click.Context, param: click.Parameter, address: str | None) ->
                                       "sentences and tokens; needs pip install 'clparse[text]').")
 @click.option("--max-words", type=click.IntRange(min=1), default=100, show_default=True,
               help="Longer sentences get a flat tree and a warning.")
+@click.option("--kbest", type=click.IntRange(min=1), default=1, show_default=True, metavar="K",
+              help="The K best distinct trees per sentence, best first, each with its score (max-min: the "
+                   "lowest classifier confidence of its derivation). With ptb output one 'score<TAB>tree' "
+                   "line per tree and an empty line after each sentence; --kbest 1 is the plain parse. "
+                   "See docs/output.md.")
+@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="ptb", show_default=True,
+              help="ptb: one tree per line; pretty: indented trees; json: one JSON object per sentence and "
+                   "line with tokens, tags, character offsets (text input), and per tree its score and every "
+                   "constituent with its span and confidence (docs/output.md).")
 @click.option("-o", "--output", type=click.File("w", encoding="utf-8", lazy=True), default="-",
               help="Where to write the trees (default: stdout).")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
@@ -52,14 +62,16 @@ def _cluster(ctx: click.Context, param: click.Parameter, address: str | None) ->
                    "Needs pip "
                    "install 'clparse[dask]'. See docs/scale-out.md.")
 def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_format: str, output: Any,
-                  jobs: int, dask: str | None, **search: Any) -> None:
+                  jobs: int, dask: str | None, fmt: str, **search: Any) -> None:
     """Parse FILES (or stdin) with the parser rebuilt from the database at Θ̂.
 
     Writes one PTB tree per input sentence, one per line, holding every input token in order
     (tokens preprocessing sets aside, such as outer punctuation and quotes, are put back), so
-    EVALB can score it against the original gold trees. With tokens or tagged input, output line n
-    is the parse of input line n: an empty line gives (ROOT) and a warning. With text input, paragraphs
-    (ended by blank lines) are split into sentences and treebank tokens: one tree per sentence found.
+    EVALB can score it against the original gold trees (--format pretty indents them; --format json
+    gives tokens, tags, offsets, scores and constituent confidences; --kbest K the K best trees).
+    With tokens or tagged input, output sentence n is the parse of input line n: an empty line gives
+    (ROOT) and a warning. With text input, paragraphs (ended by blank lines) are split into sentences
+    and treebank tokens: one tree per sentence found.
     A sentence given a flat tree gets a warning; a search stopped at --max-pops is completed greedily
     (a full tree) and only counted in the summary line at the end. A label not trained past Θ̂ is an
     error. Progress (with total and ETA for files) goes to stderr when it is a terminal.
@@ -67,12 +79,13 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
     \b
     echo "The dog barked ." | clparse parse --db db/quickstart.sqlite
     echo "The dog barked. It didn't stop." | clparse parse --db db/quickstart.sqlite --input-format text
+    echo "The dog barked." | clparse parse --db db/quickstart.sqlite --input-format text --format json
+    echo "The dog barked ." | clparse parse --db db/quickstart.sqlite --kbest 5
     clparse parse --db db/quickstart.sqlite --input-format ptb dev.ptb -o dev.parsed
     clparse parse --db db/quickstart.sqlite --jobs 2 text.txt > text.parsed
     clparse parse --db /shared/run.sqlite --dask tcp://HOST:8786 text.txt > text.parsed
     """
     from clparse.progress import Progress, is_terminal
-    from clparse.read.ptb import format_tree
 
     names = files or ("-",)
     if dask is not None and jobs != 1:
@@ -101,8 +114,9 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
 
     tally = api.ParseTally()
     with bar:
-        for result in api.parse(parser, names, input_format, warn=warn, tally=tally, jobs=jobs, dask=dask):
-            output.write(format_tree(result.tree) + "\n")
+        results = api.parse(parser, names, input_format, warn=warn, tally=tally, jobs=jobs, dask=dask)
+        for number, result in enumerate(results, 1):
+            output.write(format_result(result, fmt, number))
             bar.update()
     hint = " (raise --max-pops to search further)" if tally.completions else ""
     click.echo(f"parsed {tally.sentences} sentence(s); {tally.fallbacks} flat fallback(s); "

@@ -20,6 +20,7 @@ from clparse.search import CandidateScorer
 from clparse.search.aggregate import AGGREGATORS
 from clparse.search.best_first import search, search_kbest
 from clparse.search.brackets import Bracket, BracketedScorer, BracketError, Brackets
+from clparse.search.constraints_file import read_brackets
 from tests.conftest import dev_tagged
 from tests.test_kbest import brute_force_kbest
 from tests.test_search import (
@@ -152,3 +153,41 @@ def test_gold_brackets_give_the_gold_tree_on_the_sample(trained_db: Path) -> Non
         assert bound.item is not None and labeled_spans(bound.item) == spans
         checked += 1
     assert checked == 20
+
+
+# ------------------------------------------------------------------- the constraints file and token positions
+
+
+def test_constraints_file_lines(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"require": [[0, 3, "NP"], [4, 7]], "forbid": [[2, 5]], "complete": true}\n\n{}\n',
+                    encoding="utf-8")
+    first, blank, empty = read_brackets(path)
+    assert first == Brackets((Bracket(0, 3, "NP"), Bracket(4, 7)), (Bracket(2, 5),), True)
+    assert not blank and not empty
+
+
+@pytest.mark.parametrize("line,message", [
+    ("[1, 2]", "expected a JSON object"),
+    ('{"require": [[0, 3, "NP"]', "not JSON"),
+    ('{"requires": []}', "unknown key 'requires'"),
+    ('{"require": [[0, "3"]]}', 'is not \\[start, end\\]'),
+    ('{"forbid": [[0, 1, 2]]}', "is not \\[start, end\\]"),
+    ('{"require": [[true, 2]]}', "is not \\[start, end\\]"),
+    ('{"complete": 1}', "'complete' must be true or false"),
+])
+def test_a_bad_constraints_line_names_file_and_line(tmp_path: Path, line: str, message: str) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_text("{}\n" + line + "\n", encoding="utf-8")
+    with pytest.raises(BracketError, match=f"^{path}:2: .*{message}"):
+        list(read_brackets(path))
+
+
+def test_input_positions_map_onto_the_leaves_the_parser_keeps() -> None:
+    """Tokens 0 and 5 set aside (a quote, a final period): leaf i is token kept[i]."""
+    kept = [1, 2, 3, 4]
+    brackets = Brackets((Bracket(0, 3, "NP"), Bracket(3, 6)), (Bracket(5, 6), Bracket(2, 4, "VP")))
+    brackets.check(6)
+    assert brackets.through(kept) == Brackets((Bracket(0, 2, "NP"), Bracket(2, 4)), (Bracket(1, 3, "VP"),))
+    with pytest.raises(BracketError, match="holds only tokens the parser sets aside"):
+        Brackets((Bracket(5, 6, "NP"),)).through(kept)

@@ -85,6 +85,24 @@ class Brackets:
                     raise BracketError(f"bracket {a} is both required and forbidden")
 
 
+    def through(self, kept: Sequence[int]) -> Brackets:
+        """The constraints over the search's leaves, given as positions of the input tokens: leaf i is input
+        token ``kept[i]`` (preprocessing sets quotes and outer punctuation aside). Call :meth:`check` on the
+        input's length first."""
+        def leaf_span(bracket: Bracket) -> Bracket:
+            inside = [i for i, token in enumerate(kept) if bracket.start <= token < bracket.end]
+            if not inside:
+                raise BracketError(f"bracket {bracket} holds only tokens the parser sets aside (quotation "
+                                   f"marks, punctuation at the sentence's edges): it cannot be a constituent")
+            return Bracket(inside[0], inside[-1] + 1, bracket.label)
+
+        forbidden = []
+        for bracket in self.forbidden:  # a span of set-aside tokens only is never built anyway
+            if any(bracket.start <= token < bracket.end for token in kept):
+                forbidden.append(leaf_span(bracket))
+        return Brackets(tuple(leaf_span(b) for b in self.required), tuple(forbidden), self.complete)
+
+
 @dataclass
 class BracketedScorer:
     """A scorer's candidates without those that would break ``brackets`` (see the module's docstring).

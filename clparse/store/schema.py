@@ -28,7 +28,7 @@ from sqlalchemy import (
 from clparse.store.engine import APPLICATION_ID  # noqa: F401
 
 #: Newest schema revision this clparse knows (the Alembic head).
-SCHEMA_REVISION = "0008"
+SCHEMA_REVISION = "0009"
 
 #: How every ``*_at`` column stores a time (clparse.store.stamps.now).
 _STAMP = "UTC, ISO 8601 to the second (2026-01-31T12:00:00+00:00)"
@@ -402,4 +402,43 @@ calibration_labels = Table(
     Column("precision", Float, nullable=False, comment="matched / test, % (0 without parsed brackets)."),
     Column("f1", Float, nullable=False, comment="Their harmonic mean, %."),
     comment="One row per label at a calibration point: its bracket counts and scores on the dev set.",
+)
+
+combinations = Table(
+    "combinations", metadata,
+    Column("id", Integer, primary_key=True, comment="Combination id."),
+    Column("k", Integer, nullable=False, comment="Trees per sentence taken from each member's k-best list."),
+    Column("beam", Integer, nullable=False, comment="The beam the clparse members parse with."),
+    Column("threshold", Float, nullable=False,
+           comment="ρ: a constituent is kept if its weight ω(c) = Σ_i Σ_k λ_i δ(c, t_ik) f(t_ik) is at least "
+                   "this."),
+    Column("temperature", Float, nullable=False,
+           comment="τ of the tree shares f(t_ik): the softmax of a member's tree scores divided by τ."),
+    Column("dev_f1", Float, nullable=False, comment="Labelled F1 (%, EVALB) of the combination on the dev set "
+                                                    "it was fitted on."),
+    Column("dev_sentences", Integer, nullable=False, comment="Dev sentences fitted on."),
+    Column("dev_json", Text, nullable=False,
+           comment="JSON object: the dev files, max_words (0: all) and tags (gold) of the fit."),
+    Column("evaluations", Integer, nullable=False, comment="Dev F1 evaluations Powell's method made."),
+    Column("seconds", Float, nullable=False, comment="Wall time of parsing the dev set and fitting, in seconds."),
+    Column("clparse_version", String, nullable=False, comment="The clparse version that fitted it."),
+    Column("created_at", String, nullable=False, comment=f"When it was stored; {_STAMP}."),
+    comment="A parser combination by constituent recombination (Chen & Kit 2012 §3; `clparse combine`), "
+            "fitted on dev by Powell's method; `clparse parse --db` on its database parses with it (the "
+            "latest row). Revision 0009.",
+)
+
+combination_members = Table(
+    "combination_members", metadata,
+    Column("combination_id", Integer, ForeignKey("combinations.id", ondelete="CASCADE"), primary_key=True,
+           comment="The combination."),
+    Column("position", Integer, primary_key=True, comment="0-based order of the member."),
+    Column("kind", String, nullable=False,
+           comment="clparse (a clparse database, parsed at theta) or ptb (another parser's trees, read from "
+                   "a file: only for fitting and evaluation)."),
+    Column("source", Text, nullable=False, comment="The member's database or PTB file, as an absolute path."),
+    Column("theta", String, comment="Θ̂ of a clparse member (a number, or best); NULL for a ptb member."),
+    Column("weight", Float, nullable=False, comment="λ_i: the member's weight in ω(c)."),
+    Column("dev_f1", Float, nullable=False, comment="The member's own 1-best labelled F1 (%) on the dev set."),
+    comment="The members of a combination, in order. Revision 0009.",
 )

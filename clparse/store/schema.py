@@ -407,20 +407,22 @@ calibration_labels = Table(
 combinations = Table(
     "combinations", metadata,
     Column("id", Integer, primary_key=True, comment="Combination id."),
-    Column("k", Integer, nullable=False, comment="Trees per sentence taken from each member's k-best list."),
+    Column("k", Integer, nullable=False,
+           comment="Trees per sentence taken from each member's k-best list."),
     Column("beam", Integer, nullable=False, comment="The beam the clparse members parse with."),
     Column("threshold", Float, nullable=False,
            comment="ρ: a constituent is kept if its weight ω(c) = Σ_i Σ_k λ_i δ(c, t_ik) f(t_ik) is at least "
                    "this."),
     Column("temperature", Float, nullable=False,
            comment="τ of the tree shares f(t_ik): the softmax of a member's tree scores divided by τ."),
-    Column("dev_f1", Float, nullable=False, comment="Labelled F1 (%, EVALB) of the combination on the dev set "
-                                                    "it was fitted on."),
+    Column("dev_f1", Float, nullable=False,
+           comment="Labelled F1 (%, EVALB) of the combination on the dev set it was fitted on."),
     Column("dev_sentences", Integer, nullable=False, comment="Dev sentences fitted on."),
     Column("dev_json", Text, nullable=False,
            comment="JSON object: the dev files, max_words (0: all) and tags (gold) of the fit."),
     Column("evaluations", Integer, nullable=False, comment="Dev F1 evaluations Powell's method made."),
-    Column("seconds", Float, nullable=False, comment="Wall time of parsing the dev set and fitting, in seconds."),
+    Column("seconds", Float, nullable=False,
+           comment="Wall time of parsing the dev set and fitting, in seconds."),
     Column("clparse_version", String, nullable=False, comment="The clparse version that fitted it."),
     Column("created_at", String, nullable=False, comment=f"When it was stored; {_STAMP}."),
     comment="A parser combination by constituent recombination (Chen & Kit 2012 §3; `clparse combine`), "
@@ -436,9 +438,11 @@ combination_members = Table(
     Column("kind", String, nullable=False,
            comment="clparse (a clparse database, parsed at theta) or ptb (another parser's trees, read from "
                    "a file: only for fitting and evaluation)."),
-    Column("source", Text, nullable=False, comment="The member's database or PTB file, as an absolute path."),
+    Column("source", Text, nullable=False,
+           comment="The member's database or PTB file, as an absolute path."),
     Column("theta", String, comment="Θ̂ of a clparse member (a number, or best); NULL for a ptb member."),
     Column("weight", Float, nullable=False, comment="λ_i: the member's weight in ω(c)."),
-    Column("dev_f1", Float, nullable=False, comment="The member's own 1-best labelled F1 (%) on the dev set."),
+    Column("dev_f1", Float, nullable=False,
+           comment="The member's own 1-best labelled F1 (%) on the dev set."),
     comment="The members of a combination, in order. Revision 0009.",
 )

@@ -33,6 +33,7 @@ SEARCH = ["--theta", "3", "--beam", "20"]
 K = 5
 # Quotes and outer punctuation are set aside by preprocessing and put back into the tree afterwards, so
 # a phrase's output span is wider than the span its classifier saw.
+TEXT_INPUT = 'The dog barked. "It didn\'t stop,"\nshe said (twice).\n\nDr. Smith left.'
 SENTENCES = ['" The dog barked at the cat . "', "He said : the report was late .", "She sleeps .",
              "The ( big ) dog ran home , quickly .", "`` Yes , '' she said ."]
 
@@ -211,8 +212,7 @@ def test_pretty_trees_read_back_as_the_ptb_trees(trained_db: Path, dev_tokens: P
 
 
 def test_to_dict_and_from_dict_give_the_same_json(kbest: Parser) -> None:
-    for sentence in SENTENCES:
-        result = kbest.parse(sentence)
+    for result in [kbest.parse(sentence) for sentence in SENTENCES] + kbest.parse_text(TEXT_INPUT):
         back = from_dict(json.loads(json.dumps(to_dict(result))), result.kbest)
         assert isinstance(back, ParseResult) and back.tree == result.tree
         assert to_dict(back) == to_dict(result)
@@ -223,7 +223,7 @@ def test_to_dict_and_from_dict_give_the_same_json(kbest: Parser) -> None:
 
 def test_parse_text_gives_sentences_with_offsets_tags_and_trees(trained_db: Path) -> None:
     parser = Parser.from_db(trained_db, theta=3.0, beam=2)
-    text = 'The dog barked. "It didn\'t stop,"\nshe said (twice).\n\nDr. Smith left.'
+    text = TEXT_INPUT
     results = parser.parse_text(text)
     assert [r.tree.words() for r in results] == [
         ["The", "dog", "barked", "."], ['"', "It", "did", "n't", "stop", ",", '"', "she", "said", "-LRB-",
@@ -275,7 +275,10 @@ def test_offsets_slice_the_input_to_each_tokens_characters(greedy: Parser, text:
     assert all(i in covered for i, char in enumerate(text) if not char.isspace())  # nothing dropped
 
 
-def test_dask_gives_the_bytes_of_one_process_for_json_and_kbest(trained_db: Path, dev_tokens: Path) -> None:
+def test_dask_gives_the_bytes_of_one_process_for_json_and_kbest(trained_db: Path, tmp_path: Path) -> None:
     pytest.importorskip("distributed")
-    args = ["--kbest", K, "--format", "json", dev_tokens]
-    assert parse_cli(trained_db, *args, "--dask", "local:1") == parse_cli(trained_db, *args)
+    path = tmp_path / "text.txt"
+    path.write_text(TEXT_INPUT, encoding="utf-8")
+    args = ["--kbest", K, "--format", "json", "--input-format", "text", path]
+    one = parse_cli(trained_db, *args)
+    assert parse_cli(trained_db, *args, "--dask", "local:1") == one and '"offsets": [[' in one

@@ -30,7 +30,7 @@ from tests.conftest import read_rows as rows
 from tests.test_schema_autogenerate import schema_differences
 
 OLD_SCHEMAS = Path(__file__).parent / "data" / "old_schemas"
-REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006", "0007")
+REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008")
 
 
 def _make_module() -> Any:

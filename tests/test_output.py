@@ -85,6 +85,18 @@ def test_kbest_lists_are_sorted_distinct_and_start_with_the_1best(trained_db: Pa
     assert longer >= 10  # most sentences do have several trees
 
 
+def test_kbest_score_under_the_sum_aggregator_is_minus_the_summed_loss(trained_db: Path) -> None:
+    from clparse.search.aggregate import logistic_loss
+
+    summed = Parser.from_db(trained_db, theta=3.0, beam=20, kbest=K, aggregator="sum")
+    for sentence in SENTENCES:
+        trees = summed.parse(sentence).trees
+        scores = [t.score for t in trees]
+        assert len(trees) > 1 and scores == sorted(scores, reverse=True)  # type: ignore[type-var]
+        for t in trees:
+            assert t.score == pytest.approx(-sum(logistic_loss(c) for c in t.confidences), abs=1e-9)
+
+
 def test_kbest_1_is_the_plain_parse_byte_for_byte(trained_db: Path, dev_tokens: Path) -> None:
     for fmt in ("ptb", "pretty", "json"):
         plain = parse_cli(trained_db, "--format", fmt, dev_tokens)

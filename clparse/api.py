@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clparse.errors import ClparseError, ConfigurationError, ParameterError
+from clparse.errors import BracketError, ClparseError, ConfigurationError, ParameterError
 
 if TYPE_CHECKING:  # the heavy modules load when a function needs them
     from clparse.calibrate.per_label import PerLabelResult
@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # the heavy modules load when a function needs them
     from clparse.examples.prepare import PrepareSummary
     from clparse.features.space import FeatureConfig
     from clparse.parser import ParseResult, Parser
+    from clparse.search.brackets import Brackets
     from clparse.tag.evaluate import TaggingReport
     from clparse.train import LabelStatus, StopRule
     from clparse.train.summary import TrainSummary
@@ -390,8 +391,29 @@ def open_parser(db: PathLike, theta: float | str = "best", *, beam: int = 1000, 
         raise ParameterError("kbest", f"must be a whole number ≥ 1, got {kbest!r}")
     if not checked:
         check_readable(db)
+    from clparse.store.combinations import is_combination
+
+    if is_combination(db):  # a database of `clparse combine`: its members parse as it says
+        from clparse.combine.run import CombinedParser
+
+        if theta != "best":
+            raise ParameterError("theta", "a combination's members parse at the Θ̂ stored for each of them")
+        if kbest != 1:
+            raise ParameterError("kbest", "a combination gives one tree per sentence")
+        return CombinedParser.from_db(db, max_pops=max_pops, aggregator=aggregator,  # type: ignore[return-value]
+                                      max_words=max_words)
     return Parser.from_db(db, theta=theta, beam=beam, max_pops=max_pops, aggregator=aggregator,
                           max_words=max_words, kbest=kbest)
+
+
+def describe_parser(parser: Parser) -> str:
+    """One line on what parses: the Θ̂, labels and splits of a parser, or a combination's members."""
+    stored = getattr(parser, "stored", None)
+    if stored is not None:  # a CombinedParser
+        return (f"combination of {len(stored.members)} parsers (K = {stored.k}, ρ = {stored.threshold:.3g}, "
+                f"dev F1 {stored.dev_f1:.2f})")
+    shown = "per label" if parser.model.label_thetas else f"{parser.model.theta:g}"
+    return f"parser at Θ̂ = {shown}: {len(parser.model.labels)} labels, {parser.model.splits} splits"
 
 
 @dataclass
@@ -437,7 +459,8 @@ def _text_input(files: Sequence[str]) -> Iterator[Any]:
 
 def parse(db: PathLike | Parser, files: Sequence[str] = ("-",), input_format: str = "tokens", *,
           theta: float | str = "best", warn: Echo = _quiet, tally: ParseTally | None = None, jobs: int = 1,
-          dask: str | None = None, **search: Any) -> Iterator[ParseResult]:
+          dask: str | None = None, constraints: PathLike | None = None,
+          **search: Any) -> Iterator[ParseResult]:
     """Parse every sentence of ``files`` in order; a flat fallback tree is reported through ``warn``, and
     it and each greedy completion at the pop cap are counted in ``tally`` (completions are not warned
     about one by one: ``parse`` says how many at the end). ``search``: beam, max_pops, aggregator,
@@ -451,9 +474,11 @@ def parse(db: PathLike | Parser, files: Sequence[str] = ("-",), input_format: st
     ``dask`` (a scheduler address such as ``tcp://HOST:8786``, or ``local:N``) parses on that Dask
     cluster instead (:mod:`clparse.parse_dask`), with the same results and warnings: every worker opens
     the database at the same path, so they must all see it there; ``jobs`` must then be 1.
-    """
-    from clparse.parser import Parser
 
+    ``constraints``: a JSON-lines file of known brackets, line n for sentence n
+    (:mod:`clparse.search.constraints_file`); brackets that cannot hold stop with one error naming the
+    file and line. A database made by ``clparse combine`` parses with its combination (one process).
+    """
     if not isinstance(jobs, int) or jobs < 1:
         raise ParameterError("jobs", f"must be a whole number ≥ 1, got {jobs!r}")
     if dask is not None:
@@ -464,16 +489,39 @@ def parse(db: PathLike | Parser, files: Sequence[str] = ("-",), input_format: st
                                          "parse")
         check_address(dask)
         require_dask()  # one line saying how to install it, before the model is loaded
-    parser = db if isinstance(db, Parser) else open_parser(db, theta, **search)
-    tags = known_tags(parser.source) if input_format == "tagged" and parser.source is not None else None
+    parser = open_parser(db, theta, **search) if isinstance(db, (str, Path)) else db
+    combined = getattr(parser, "members", None)  # a CombinedParser: its lead member knows the tags
+    if (combined is not None or constraints is not None) and (jobs != 1 or dask is not None):
+        raise ParameterError("jobs", "with --constraints or a combination, parse in one process (--jobs 1, "
+                                     "no --dask)")
+    tagger_db = combined[parser.lead].source if combined is not None else parser.source  # type: ignore[attr-defined]
+    tags = known_tags(tagger_db) if input_format == "tagged" and tagger_db is not None else None
     tally = tally if tally is not None else ParseTally()
     if jobs == 1 and dask is None:
-        for sentence in read_input(files, input_format, warn, tags):
-            result = parser.parse(sentence)
+        lines = _bracket_lines(constraints)
+        for number, sentence in enumerate(read_input(files, input_format, warn, tags), 1):
+            brackets = next(lines, None) if lines is not None else None
+            if lines is not None and brackets is None:
+                raise BracketError(f"{constraints}: {number - 1} line(s) for more sentences: one line of "
+                                   "constraints per sentence ({} or an empty line for none)")
+            try:
+                result = parser.parse(sentence, brackets)
+            except BracketError as exc:
+                raise BracketError(f"{constraints}:{number}: sentence {number}: {exc}") from None
             _account(result, bool(sentence), tally, warn)
             yield result
+        if lines is not None and next(lines, None) is not None:
+            raise BracketError(f"{constraints}: more lines of constraints than sentences")
         return
     yield from _parse_elsewhere(parser, files, input_format, tags, warn, tally, jobs, dask)
+
+
+def _bracket_lines(constraints: PathLike | None) -> Iterator[Brackets] | None:
+    if constraints is None:
+        return None
+    from clparse.search.constraints_file import read_brackets
+
+    return read_brackets(constraints)
 
 
 def _account(result: ParseResult, nonempty: bool, tally: ParseTally, warn: Echo) -> None:

@@ -38,3 +38,7 @@ class ParameterError(ConfigurationError):
     def __init__(self, parameter: str, problem: str) -> None:
         self.parameter, self.problem = parameter, problem
         super().__init__(f"{parameter}: {problem}")
+
+
+class BracketError(ClparseError):
+    """Known brackets to parse under that no tree can keep, or that do not fit the sentence."""

@@ -36,6 +36,8 @@ from clparse.read.ptb import format_tree
 from clparse.read.tree import Tree
 from clparse.rebuild.model import ParserModel, best_theta, load_model
 from clparse.search import CandidateScorer, search_kbest
+from clparse.search.best_first import Scorer
+from clparse.search.brackets import BracketedScorer, Brackets
 from clparse.search.restore import flat_tree, item_tree, restore_tokens
 from clparse.store import reading
 from clparse.store.database import Database
@@ -211,9 +213,11 @@ class Parser:
                                      "version); give tagged input (word/TAG) instead")
         return list(zip(words, self.tagger.tag(words)))
 
-    def parse(self, sentence: Sentence) -> ParseResult:
+    def parse(self, sentence: Sentence, brackets: Brackets | None = None) -> ParseResult:
+        """Parse one sentence; ``brackets``: known brackets the parse must keep, over its tokens
+        (:mod:`clparse.search.brackets`)."""
         source = sentence if isinstance(sentence, SourceSentence) else None
-        return self.parse_tagged(self.tag(sentence), source)
+        return self.parse_tagged(self.tag(sentence), source, brackets)
 
     def parse_text(self, text: str) -> list[ParseResult]:
         """Parse running text: split into sentences and treebank tokens (:mod:`clparse.read.text`, the
@@ -237,19 +241,25 @@ class Parser:
                 bar.update()
         return results
 
-    def parse_tagged(self, tagged: Sequence[tuple[str, str]],
-                     source: SourceSentence | None = None) -> ParseResult:
+    def parse_tagged(self, tagged: Sequence[tuple[str, str]], source: SourceSentence | None = None,
+                     brackets: Brackets | None = None) -> ParseResult:
         """Parse a sentence whose tags are given (empty elements, tagged -NONE-, are dropped); ``source``:
-        where its tokens are in the input text (kept in the result)."""
+        where its tokens are in the input text (kept in the result); ``brackets``: spans over the tokens
+        (empty elements not counted) that must or must not be constituents. Brackets that cannot hold
+        (crossing, off the sentence, only over tokens the parser sets aside) raise
+        :class:`~clparse.search.brackets.BracketError`; if the model can build no tree that keeps them,
+        the sentence gets a flat tree (``fallback`` says why)."""
         words = [i for i, (_, t) in enumerate(tagged) if t != EMPTY_ELEMENT_TAG]
-        result = self._parse([(tagged[i][0], tagged[i][1]) for i in words])
+        result = self._parse([(tagged[i][0], tagged[i][1]) for i in words], brackets)
         if source is not None:
             result.offsets = [source.offsets[i] for i in words]
             result.text = [source.chars[i] for i in words]
         return result
 
-    def _parse(self, tagged: list[tuple[str, str]]) -> ParseResult:
+    def _parse(self, tagged: list[tuple[str, str]], brackets: Brackets | None = None) -> ParseResult:
         kbest = self.options.kbest
+        if brackets:
+            brackets.check(len(tagged), self.model.labels)
         if not tagged:
             return ParseResult(Tree("ROOT", []), [], "empty sentence", kbest=kbest)
         if len(tagged) > self.options.max_words:
@@ -263,11 +273,15 @@ class Parser:
         kept = [i for i in range(len(tagged)) if i not in removed]
         kept_tagged = [tagged[i] for i in kept]
         leaves = leaf_items(kept_tagged, self.model.vocabulary.normalize)
-        found = search_kbest(leaves, CandidateScorer(self.model.for_scoring()), kbest, beam=self.options.beam,
-                             max_pops=self.options.max_pops, aggregator=self.options.aggregator)
+        scorer: Scorer = CandidateScorer(self.model.for_scoring())
+        if brackets:
+            scorer = BracketedScorer(scorer, brackets.through(kept))
+        found = search_kbest(leaves, scorer, kbest, beam=self.options.beam, max_pops=self.options.max_pops,
+                             aggregator=self.options.aggregator)
         best = found[0]  # search()'s parse: k = 1 is the plain parse
         if best.item is None:
-            return ParseResult(flat_tree(tagged), tagged, best.reason, best.pops, kbest=kbest)
+            reason = f"no parse keeps the brackets given ({best.reason})" if brackets else best.reason
+            return ParseResult(flat_tree(tagged), tagged, reason, best.pops, kbest=kbest)
         words = [w for w, _ in kept_tagged]
         trees = [ParsedTree(restore_tokens(item_tree(r.item, words), kept, prepared.removed),
                             score_value(r.score), tuple(float(c) for c in r.score.confidences),

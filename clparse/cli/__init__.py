@@ -8,6 +8,7 @@ never a traceback; a bad parameter names its option (exit status 2).
 from clparse.cli import (  # noqa: F401 (each module registers its commands)
     browse,
     calibration,
+    combination,
     database,
     evaluation,
     explain,

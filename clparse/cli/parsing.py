@@ -49,6 +49,12 @@ def _cluster(ctx: click.Context, param: click.Parameter, address: str | None) ->
               help="ptb: one tree per line; pretty: indented trees; json: one JSON object per sentence and "
                    "line with tokens, tags, character offsets (text input), and per tree its score and every "
                    "constituent with its span and confidence (docs/output.md).")
+@click.option("--constraints", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              metavar="FILE",
+              help="Known brackets, one JSON object per line and sentence: {\"require\": [[0, 3, \"NP\"], "
+                   "[4, 7]], \"forbid\": [[2, 5]], \"complete\": false} over the sentence's tokens (0-based, "
+                   "end exclusive); every parse keeps them. Brackets no tree can keep are an error naming "
+                   "the line. See docs/output.md.")
 @click.option("-o", "--output", type=click.File("w", encoding="utf-8", lazy=True), default="-",
               help="Where to write the trees (default: stdout).")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
@@ -62,7 +68,7 @@ def _cluster(ctx: click.Context, param: click.Parameter, address: str | None) ->
                    "Needs pip "
                    "install 'clparse[dask]'. See docs/scale-out.md.")
 def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_format: str, output: Any,
-                  jobs: int, dask: str | None, fmt: str, **search: Any) -> None:
+                  jobs: int, dask: str | None, fmt: str, constraints: Path | None, **search: Any) -> None:
     """Parse FILES (or stdin) with the parser rebuilt from the database at Θ̂.
 
     Writes one PTB tree per input sentence, one per line, holding every input token in order
@@ -81,6 +87,8 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
     echo "The dog barked. It didn't stop." | clparse parse --db db/quickstart.sqlite --input-format text
     echo "The dog barked." | clparse parse --db db/quickstart.sqlite --input-format text --format json
     echo "The dog barked ." | clparse parse --db db/quickstart.sqlite --kbest 5
+    echo '{"require": [[0, 2, "NP"]]}' > brackets.jsonl
+    echo "The dog barked ." | clparse parse --db db/quickstart.sqlite --constraints brackets.jsonl
     clparse parse --db db/quickstart.sqlite --input-format ptb dev.ptb -o dev.parsed
     clparse parse --db db/quickstart.sqlite --jobs 2 text.txt > text.parsed
     clparse parse --db /shared/run.sqlite --dask tcp://HOST:8786 text.txt > text.parsed
@@ -100,9 +108,7 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
     # progress total (reading is thousands of times faster than parsing). Stdin can be read only once.
     total = api.count_input(names, input_format)
     parser = api.open_parser(db, theta, checked=True, **search)
-    shown = "per label" if parser.model.label_thetas else f"{parser.model.theta:g}"
-    click.echo(f"parser at Θ̂ = {shown}: {len(parser.model.labels)} labels, {parser.model.splits} splits",
-               err=True)
+    click.echo(api.describe_parser(parser), err=True)
     # No progress line when the trees go to the same terminal: it would be torn by them.
     trees_on_terminal = getattr(output, "name", "-") in ("-", "<stdout>") and is_terminal(sys.stdout)
     bar = Progress("parsing", total, "sentences", enabled=is_terminal(sys.stderr) and not trees_on_terminal)
@@ -114,7 +120,8 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
 
     tally = api.ParseTally()
     with bar:
-        results = api.parse(parser, names, input_format, warn=warn, tally=tally, jobs=jobs, dask=dask)
+        results = api.parse(parser, names, input_format, warn=warn, tally=tally, jobs=jobs, dask=dask,
+                            constraints=constraints)
         for number, result in enumerate(results, 1):
             output.write(format_result(result, fmt, number))
             bar.update()

@@ -31,14 +31,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from clparse.errors import ClparseError
+from clparse.errors import BracketError
 from clparse.features.state import Item
 from clparse.preprocess.pipeline import ROOT_LABEL
 from clparse.search.scorer import CandidateArrays
 
-
-class BracketError(ClparseError):
-    """Constraints that no tree can keep, or that do not fit the sentence."""
+__all__ = ["Bracket", "BracketError", "BracketedScorer", "Brackets"]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,144 @@
+"""Constituent recombination (Chen & Kit 2012 §3) of several parsers on GUM dev: is the combination better
+than its best member?
+
+Usage:
+    python benchmarks/combine.py --member RUN.sqlite@THETA [--member ...] [--ptb-member PARSES.ptb ...] \\
+        --dev DEV_FILES... --out DIR [--max-words 15] [--k 10] [--beam 1000] [--every 1] [--trials 10000]
+
+Each ``--member DB@THETA`` parses the dev sentences with their gold tags (as ``clparse parse
+--input-format ptb`` does) into its K best trees (``Parser(kbest=K)``), cached in ``DIR/member-N.jsonl``
+so a second run only refits. A ``--ptb-member`` is another parser's 1-best output, one tree per dev
+sentence of the selection in order (the PCFG of ``benchmarks/pcfg.py``, say). Sentences: those whose
+length (``clparse.preprocess.sentence_length``) is at most ``--max-words`` (0: all), every ``--every``-th.
+
+Printed: each member's 1-best F1 (EVALB rules, ``clparse.evaluate``); the oracle F1 of all the members'
+K-best trees (per sentence the tree with the most matched brackets, then the fewest test brackets); the
+combination fitted on the whole selection (λ, ρ, τ by Powell: in-sample, as the issue's target is put)
+and, more honestly, two-fold: fitted on the odd sentences and scored on the even ones and the other way
+round; each against the best member by the paired shuffle test of ``clparse compare``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from clparse.combine.fit import Combination, DevSentence, dev_sentence, fit
+from clparse.combine.select import choose, combined_tree
+from clparse.combine.votes import Scored, collect
+from clparse.evaluate import EvalbParams, evaluate
+from clparse.evaluate.evalb import score_view
+from clparse.evaluate.significance import Comparison, compare
+from clparse.parser import Parser
+from clparse.preprocess import sentence_length
+from clparse.read import Tree, format_tree, parse_tree, read_trees
+
+
+def member_lists(spec: str, gold: list[Tree], k: int, beam: int, cache: Path) -> list[list[Scored]]:
+    if cache.exists():
+        lists = [[(parse_tree(t), s) for t, s in json.loads(line)] for line in cache.read_text().splitlines()]
+        if len(lists) == len(gold):
+            return lists
+    db, _, theta = spec.rpartition("@")
+    parser = Parser.from_db(db, theta=theta if theta == "best" else float(theta), beam=beam, kbest=k)
+    lists, started = [], time.process_time()
+    with open(cache, "w", encoding="utf-8") as out:
+        for number, tree in enumerate(gold, 1):
+            result = parser.parse_tagged(tree.tagged_words())
+            found = [(t.tree, t.score if t.score is not None else -1e9) for t in result.trees]
+            lists.append(found)
+            out.write(json.dumps([(format_tree(t), s) for t, s in found]) + "\n")
+            if number % 100 == 0:
+                print(f"  {spec}: {number}/{len(gold)} sentences, {time.process_time() - started:.0f} CPU s",
+                      file=sys.stderr)
+    return lists
+
+
+def oracle(gold: list[Tree], lists: list[list[list[Scored]]]) -> float:
+    params = EvalbParams()
+    best = []
+    for s, g in enumerate(gold):
+        spans = [(b.start, b.end, b.label) for b in score_view(g, params).brackets]
+        def quality(tree: Tree) -> tuple[int, int]:
+            test = [(b.start, b.end, b.label) for b in score_view(tree, params).brackets]
+            return sum(min(test.count(x), spans.count(x)) for x in set(test)), -len(test)
+        best.append(max((t for member in lists for t, _ in member[s]), key=quality))
+    return evaluate(gold, best).all.f1
+
+
+def trees_of(sentences: list[DevSentence], combination: Combination) -> list[Tree]:
+    out = []
+    for sentence in sentences:
+        omega = combination.omega(sentence.votes)
+        chosen = choose(sentence.votes, omega, combination.threshold)
+        out.append(combined_tree(sentence.votes, chosen, omega, np.array(combination.member_weights)))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--member", action="append", default=[])
+    ap.add_argument("--ptb-member", action="append", default=[])
+    ap.add_argument("--dev", nargs="+", required=True)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--max-words", type=int, default=15)
+    ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--beam", type=int, default=1000)
+    ap.add_argument("--every", type=int, default=1)
+    ap.add_argument("--trials", type=int, default=10_000)
+    ap.add_argument("--max-evaluations", type=int, default=400)
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    gold = [t for f in sorted(args.dev) for t in read_trees(f)
+            if args.max_words == 0 or sentence_length(t) <= args.max_words][::args.every]
+    names = list(args.member) + list(args.ptb_member)
+    lists = [member_lists(spec, gold, args.k, args.beam, args.out / f"member-{i}.jsonl")
+             for i, spec in enumerate(args.member)]
+    for path in args.ptb_member:
+        trees = list(read_trees(path))
+        if len(trees) != len(gold):
+            sys.exit(f"{path}: {len(trees)} trees for {len(gold)} dev sentences")
+        lists.append([[(t, 0.0)] for t in trees])
+    print(f"{len(gold)} dev sentences (max words {args.max_words or 'all'}, every {args.every}), "
+          f"K = {args.k}, beam {args.beam}")
+    singles = []
+    for name, member in zip(names, lists):
+        singles.append(evaluate(gold, [m[0][0] for m in member]))
+        print(f"member {name}: F1 {singles[-1].all.f1:.2f}")
+    best = max(range(len(singles)), key=lambda i: singles[i].all.f1)
+    print(f"oracle F1 of the members' K-best trees: {oracle(gold, lists):.2f}")
+    sentences = [dev_sentence(collect([member[s] for member in lists]), g) for s, g in enumerate(gold)]
+    started = time.process_time()
+    fitted = fit(sentences, len(lists), max_evaluations=args.max_evaluations)
+    combined = evaluate(gold, trees_of(sentences, fitted.combination))
+    c = fitted.combination
+    print(f"combination, fitted on all of them: F1 {combined.all.f1:.2f} (fit {fitted.f1:.2f}); λ "
+          f"{', '.join(f'{w:.3g}' for w in c.member_weights)}, ρ {c.threshold:.3g} "
+          f"({c.threshold / sum(c.member_weights):.2f} of Σλ), τ {c.temperature:.3g}; "
+          f"{fitted.evaluations} evaluations, {time.process_time() - started:.0f} CPU s")
+    print("  vs best member: " + _test(compare(combined, singles[best], trials=args.trials)))
+    halves = [list(range(0, len(gold), 2)), list(range(1, len(gold), 2))]
+    crossed: dict[int, Tree] = {}
+    for fit_on, score_on in (halves, halves[::-1]):
+        part = fit([sentences[i] for i in fit_on], len(lists), max_evaluations=args.max_evaluations)
+        for i, tree in zip(score_on, trees_of([sentences[i] for i in score_on], part.combination)):
+            crossed[i] = tree
+    two_fold = evaluate(gold, [crossed[i] for i in range(len(gold))])
+    print(f"combination, two-fold (fitted on one half, scored on the other): F1 {two_fold.all.f1:.2f}")
+    print("  vs best member: " + _test(compare(two_fold, singles[best], trials=args.trials)))
+    (args.out / "combined.ptb").write_text("".join(format_tree(t) + "\n" for t in trees_of(
+        sentences, fitted.combination)), encoding="utf-8")
+
+
+def _test(comparison: Comparison) -> str:
+    f = next(m for m in comparison.metrics if m.metric == "f1")
+    return f"ΔF1 {f.difference:+.2f}, p = {f.p_value:.4f}"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+"""``clparse combine`` and parsing with a combination, as library calls.
+
+:func:`fit_members` parses the dev trees (their gold tags) with every clparse member into its K best
+trees, reads the other parsers' trees of a ``ptb`` member, fits λ, ρ and τ (:mod:`clparse.combine.fit`)
+and stores the combination in a database of its own (:mod:`clparse.store.combinations`).
+:class:`CombinedParser` parses new sentences with a stored combination: each clparse member's K-best
+list, the votes, the combined tree; it offers what :class:`~clparse.parser.Parser` offers to ``parse``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import clparse
+from clparse.combine.fit import Combination, dev_sentence, fit
+from clparse.combine.select import choose, combined_tree
+from clparse.combine.votes import Scored, collect
+from clparse.errors import ConfigurationError
+from clparse.evaluate.evalb import evaluate
+from clparse.parser import ParseResult, Parser, Sentence
+from clparse.preprocess import sentence_length
+from clparse.progress import Progress
+from clparse.read import Tree, read_trees
+from clparse.search.brackets import Brackets
+from clparse.store import combinations
+from clparse.store.database import Database, init_database
+
+NO_SCORE = -1e9  # a flat fallback tree's score: its share of a list with any real tree is nil
+
+
+@dataclass(frozen=True)
+class MemberSpec:
+    kind: str  # clparse or ptb
+    source: Path
+    theta: str | None = None  # clparse: "best" or a number
+
+    @property
+    def name(self) -> str:
+        return f"{self.source}@{self.theta}" if self.kind == "clparse" else str(self.source)
+
+
+@dataclass
+class FitReport:
+    combination: combinations.StoredCombination
+    member_f1: list[float]
+    sentences: int
+    seconds: float
+
+
+def member_lists(parser: Parser, gold: Sequence[Tree], label: str, progress: bool) -> list[list[Scored]]:
+    """One k-best list per gold tree: the member's parses of its words with their gold tags."""
+    lists: list[list[Scored]] = []
+    with Progress(label, len(gold), "sentences", enabled=None if progress else False) as bar:
+        for tree in gold:
+            result = parser.parse_tagged(tree.tagged_words())
+            lists.append(scored(result))
+            bar.update()
+    return lists
+
+
+def scored(result: ParseResult) -> list[Scored]:
+    return [(t.tree, t.score if t.score is not None else NO_SCORE) for t in result.trees]
+
+
+def fit_members(members: Sequence[MemberSpec], dev_files: Sequence[str | Path], out: str | Path, *,
+                k: int = 10, beam: int = 1000, max_words: int = 0, max_evaluations: int = 400,
+                progress: bool = True, echo: Callable[[str], object] = lambda _: None) -> FitReport:
+    """Fit a combination of ``members`` on the dev trees and store it in ``out`` (a new database, or one
+    that holds only combinations)."""
+    if not members:
+        raise ConfigurationError("give at least one member")
+    if k < 1 or beam < 1 or max_words < 0:
+        raise ConfigurationError("k and beam must be at least 1, max_words at least 0")
+    out = Path(out)
+    if out.exists() and out.stat().st_size > 0 and combinations.has_run(out):
+        raise ConfigurationError(f"{out} holds a training run: store the combination in a database of its "
+                                 "own")
+    started = time.monotonic()
+    gold = [t for f in dev_files for t in read_trees(f) if not max_words or sentence_length(t) <= max_words]
+    if not gold:
+        raise ConfigurationError("no dev sentences (check --dev and --max-words)")
+    lists: list[list[list[Scored]]] = []
+    for number, member in enumerate(members, 1):
+        if member.kind == "ptb":
+            trees = list(read_trees(member.source))
+            if len(trees) != len(gold):
+                raise ConfigurationError(f"{member.source}: {len(trees)} trees for {len(gold)} dev sentences "
+                                         "(one parse per dev sentence, in order)")
+            lists.append([[(tree, 0.0)] for tree in trees])
+            continue
+        theta: float | str = "best" if member.theta in (None, "best") else float(member.theta or "nan")
+        parser = Parser.from_db(member.source, theta=theta, beam=beam, kbest=k)
+        lists.append(member_lists(parser, gold, f"member {number}/{len(members)}", progress))
+    singles = [evaluate(gold, [sentence[0][0] for sentence in member]).all.f1 for member in lists]
+    echo("members' dev F1: " + ", ".join(f"{f:.2f}" for f in singles) + f"; fitting on {len(gold)} sentences")
+    sentences = [dev_sentence(collect([member[s] for member in lists]), g) for s, g in enumerate(gold)]
+    fitted = fit(sentences, len(members), max_evaluations=max_evaluations)
+    c = fitted.combination
+    stored = combinations.StoredCombination(
+        k, beam, c.threshold, c.temperature, fitted.f1, len(gold),
+        {"files": [str(Path(f).resolve()) for f in dev_files], "max_words": max_words, "tags": "gold"},
+        fitted.evaluations, time.monotonic() - started, clparse.__version__,
+        tuple(combinations.StoredMember(m.kind, str(m.source.resolve()),
+                                        m.theta if m.kind == "clparse" else None, w, f)
+              for m, w, f in zip(members, c.member_weights, singles)))
+    init_database(out)
+    combinations.write(out, stored)
+    return FitReport(stored, singles, len(gold), time.monotonic() - started)
+
+
+class CombinedParser:
+    """Parses with a stored combination: what :class:`~clparse.parser.Parser` offers ``parse``."""
+
+    def __init__(self, stored: combinations.StoredCombination, members: list[Parser]) -> None:
+        self.stored = stored
+        self.members = members
+        self.combination = Combination(tuple(m.weight for m in stored.members), stored.threshold,
+                                       stored.temperature)
+        self.lead = int(np.argmax(self.combination.member_weights))  # tags and tokens follow this member
+        self.source: Path | None = None
+
+    @classmethod
+    def from_db(cls, db: str | Path, **options: Any) -> CombinedParser:
+        stored = combinations.latest(db)
+        if stored is None:
+            raise ConfigurationError(f"{db}: no combination stored")
+        foreign = [m.source for m in stored.members if m.kind != "clparse"]
+        if foreign:
+            raise ConfigurationError(f"{db}: member {foreign[0]} is another parser's trees (a file): such a "
+                                     "combination can be fitted and evaluated, not parse new text")
+        options = {**options, "beam": stored.beam, "kbest": stored.k}
+        members = [Parser.from_db(m.source, theta="best" if m.theta == "best" else float(m.theta or "nan"),
+                                  **options) for m in stored.members]
+        parser = cls(stored, members)
+        parser.source = Path(db)
+        return parser
+
+    @property
+    def tagger(self) -> Any:
+        return self.members[self.lead].tagger
+
+    @property
+    def options(self) -> Any:
+        return self.members[self.lead].options
+
+    def tag(self, sentence: Sentence) -> list[tuple[str, str]]:
+        return self.members[self.lead].tag(sentence)
+
+    def parse(self, sentence: Sentence, brackets: Brackets | None = None) -> ParseResult:
+        return self.parse_tagged(self.tag(sentence), None, brackets)
+
+    def parse_tagged(self, tagged: Sequence[tuple[str, str]], source: Any = None,
+                     brackets: Brackets | None = None) -> ParseResult:
+        """Every member's K-best list of the sentence (each keeping ``brackets``), combined."""
+        results = [member.parse_tagged(tagged, source, brackets) for member in self.members]
+        lead = results[self.lead]
+        if not lead.tagged:
+            return lead
+        votes = collect([scored(result) for result in results])
+        omega = self.combination.omega(votes)
+        chosen = choose(votes, omega, self.combination.threshold)
+        tree = combined_tree(votes, chosen, omega, np.array(self.combination.member_weights))
+        return ParseResult(tree, lead.tagged, None, sum(r.pops for r in results))
+
+
+def open_combined(db: str | Path, **options: Any) -> CombinedParser:
+    """The combination stored in ``db`` (read-only), ready to parse."""
+    Database(db, readonly=True)  # refuses a foreign, damaged or newer file in one line
+    return CombinedParser.from_db(db, **options)

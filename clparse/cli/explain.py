@@ -1,1 +1,70 @@
 """`clparse explain`: a parse with each constituent's confidence and the trees behind it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from clparse import api
+from clparse.cli.core import main
+from clparse.cli.options import DB_OPTION, Theta, search_options
+from clparse.errors import ClparseError
+
+
+def _sentences(words: tuple[str, ...], input_format: str) -> list[Any]:
+    """The sentence of the arguments, or one per non-empty line of stdin (checked before the model loads)."""
+    from clparse.explain import sentence_tokens
+
+    if words:
+        return [sentence_tokens(" ".join(words), input_format, "sentence")]
+    from clparse.read.sentences import _lines  # stdin line by line: undecodable bytes are named
+
+    found = [sentence_tokens(line, input_format, "stdin", number)
+             for number, line in _lines("-") if line.strip()]
+    if not found:
+        raise ClparseError("no sentence given: give its tokens as arguments or on stdin")
+    return found
+
+
+@main.command("explain")
+@DB_OPTION
+@click.argument("sentence", nargs=-1)
+@click.option("--theta", type=Theta(), default="best", show_default=True, metavar="X|best",
+              help="Θ̂ at which to rebuild the classifiers, or 'best' (from `clparse calibrate`).")
+@search_options
+@click.option("--input-format", type=click.Choice(["tokens", "tagged"]), default="tokens", show_default=True,
+              help="Tokens (tagged by the stored tagger) or word/TAG tokens.")
+@click.option("--top", type=click.IntRange(min=0), default=3, show_default=True, metavar="N",
+              help="Trees shown per constituent: those with the largest |κ|.")
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON object per sentence and line: every constituent with its confidence, every "
+                   "tree's κ and the top trees' tests and ids (docs/explain.md).")
+def explain_command(db: Path, sentence: tuple[str, ...], theta: float | str, input_format: str, top: int,
+                    as_json: bool, **search: Any) -> None:
+    """Parse SENTENCE (or each line of stdin) and explain every constituent's confidence.
+
+    Prints the tree, then per phrase in tree order the confidence its classifier gave the inference
+    that built it and the trees that contributed most (by |κ|): iteration, the features tested on the
+    way to the leaf (has / lacks), κ, and the ids to follow in SQL (label_id, iteration, leaf node,
+    feature ids), ending with a ready-to-paste `clparse sql` command. The κ of all a label's trees add
+    up to the confidence. Nothing is written anywhere.
+
+    \b
+    clparse explain --db db/quickstart.sqlite The dog barked .
+    echo "The/DT dog/NN barked/VBD ./." | clparse explain --db db/quickstart.sqlite --input-format tagged
+    clparse explain --db db/quickstart.sqlite --theta 2 --top 1 --json The dog barked .
+    """
+    from clparse.explain import explain
+
+    sentences = _sentences(sentence, input_format)
+    api.check_readable(db)
+    parser = api.open_parser(db, theta, checked=True, **search)
+    for number, tokens in enumerate(sentences):
+        found = explain(parser, tokens, top)
+        if as_json:
+            click.echo(json.dumps(found.to_dict(), ensure_ascii=False))
+        else:
+            click.echo(("\n" if number else "") + found.format(), nl=False)

@@ -167,6 +167,8 @@ def prepare(db: PathLike, train: Sequence[PathLike], dev: Sequence[PathLike] = (
                                unknown_words=unknown_words,
                                tagger=tagger, train_tags=train_tags, folds=folds, fold_order=fold_order,
                                tagger_iterations=tagger_iterations, order=order)
+    if not isinstance(seed, int) or seed < 0:  # numpy's generators take whole numbers ≥ 0 only
+        raise ParameterError("seed", f"must be a whole number ≥ 0, got {seed!r}")
     progress = progress or PrepareProgress()
     guard_writable(db)
     try:
@@ -226,6 +228,8 @@ def boost_settings(db: PathLike, options: TrainOptions) -> Any:
     sample_seed = options.sample_seed
     if sample_seed is None:
         sample_seed = started.sample_seed if started is not None else 0
+    if not isinstance(sample_seed, int) or sample_seed < 0:  # numpy's generators take whole numbers ≥ 0 only
+        raise ParameterError("sample_seed", f"must be a whole number ≥ 0, got {sample_seed!r}")
     # A sampled run started before stratified sampling resumes with the sampler it started with.
     stratified = started.sample_stratified if started is not None and started.sample is not None else True
     return BoostSettings(loss=options.loss, max_depth=1 if options.stumps else options.max_depth,
@@ -317,6 +321,21 @@ def calibration_settings(db: PathLike, beam: int = 1000, max_pops: int = 10_000,
     from clparse.calibrate.run import CalibrationSettings, default_tags
 
     return CalibrationSettings(beam, max_pops, aggregator, tags or default_tags(db))
+
+
+def check_calibration(db: PathLike, dev: Sequence[PathLike] = ()) -> None:
+    """What a calibration needs that a quick read can tell, checked before anything slow (the parser's
+    modules load in a second or two, a model in more): dev sentences, given as ``dev`` files or stored
+    by ``prepare``. Raises :class:`~clparse.errors.ParameterError` naming ``dev`` otherwise."""
+    from clparse.store.database import Database
+
+    if dev:
+        return
+    with Database(db, readonly=True) as database, database.raw() as connection:
+        stored = connection.execute("SELECT EXISTS (SELECT 1 FROM sentences WHERE split = 'dev')").fetchone()
+    if not stored or not stored[0]:
+        raise ParameterError("dev", f"{db} has no dev sentences (prepare was given no --dev): give dev "
+                                    "treebank files")
 
 
 def calibration_grid(db: PathLike, thetas: Sequence[float] | None = None, points: int = 12) -> list[float]:

@@ -24,10 +24,10 @@ BIN = Path(sys.executable).parent
 ENV = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 
-def clparse(*args: str | Path, stdin: str | None = None,
+def clparse(*args: str | Path, stdin: str | None = None, cwd: Path | None = None,
             timeout: float = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(BIN / "clparse"), *map(str, args)], input=stdin, capture_output=True,
-                          text=True, env=ENV, timeout=timeout)
+                          text=True, env=ENV, cwd=cwd, timeout=timeout)
 
 
 def invoke(*args: str | Path) -> tuple[int, str, str]:
@@ -69,3 +69,124 @@ def test_training_progress_counts_labels_finished_before_the_run_but_not_in_the_
     assert bar.done == 3 and bar.initial == 3
     assert bar.line().startswith("training: 3/5 labels (60 %)  0/s")  # no rate, no ETA from old labels
 
+
+
+# --------------------------------------------------------------------- bad values: usage errors, exit 2
+
+
+def usage_error(done: subprocess.CompletedProcess[str]) -> str:
+    """The ``Error:`` line of a usage error: exit status 2, the usage line, no traceback."""
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert done.stderr.startswith("Usage: clparse ") and "Traceback" not in done.stderr, done.stderr
+    return done.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("args, said", [
+    (["train", "--until-theta", "-1"], "Invalid value for '--until-theta': '-1': give a number > 0"),
+    (["train", "--until-theta", "inf"], "Invalid value for '--until-theta': 'inf': give a finite number"),
+    (["train", "--until-theta", "nan"], "Invalid value for '--until-theta': 'nan': give a finite number"),
+    (["train", "--smoothing", "nan"], "Invalid value for '--smoothing': 'nan': give a finite number"),
+    (["train", "--sample-seed", "-1"], "Invalid value for '--sample-seed': -1 is not in the range x>=0."),
+    (["prepare", "--train", "{train}", "--seed", "-1"], "Invalid value for '--seed': -1 is not in the range"),
+    (["compare", "{train}", "{train}", "{train}", "--seed", "-1"], "Invalid value for '--seed': -1 is not"),
+])
+def test_a_bad_number_is_a_usage_error_naming_the_option(trained_db: Path, args: list[str],
+                                                         said: str) -> None:
+    """--until-theta inf trained nothing and said nothing; a negative seed was a numpy traceback (prepare,
+    compare) or a failed label (train --sample-seed)."""
+    from clparse.data import sample_path
+
+    args = [a.format(train=sample_path("train")) for a in args]
+    db = ["--db", str(trained_db)] if args[0] != "compare" else []
+    assert said in usage_error(clparse(args[0], *db, *args[1:]))
+
+
+def test_an_unknown_label_is_a_usage_error_with_the_near_miss(trained_db: Path) -> None:
+    """Was exit status 1 without the usage line, listing every label."""
+    assert usage_error(clparse("train", "--db", trained_db, "--labels", "NNP")) == \
+        "Error: Invalid value for '--labels': no label NNP in this run; did you mean NP?"
+
+
+def test_the_library_refuses_a_negative_seed_by_name(trained_db: Path, tmp_path: Path) -> None:
+    from clparse.data import sample_path
+    from clparse.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="seed: must be a whole number ≥ 0, got -1"):
+        api.prepare(tmp_path / "run.sqlite", [sample_path("train")], seed=-1)
+    with pytest.raises(ParameterError, match="sample_seed: must be a whole number ≥ 0, got -3"):
+        api.train(trained_db, ["NP"], max_iterations=1, options=api.TrainOptions(sample=10, sample_seed=-3))
+
+
+def test_calibrate_without_dev_sentences_fails_first_in_one_line(db_copy: Path) -> None:
+    """It failed only after the parser's modules (and, before, the model) had loaded; now a quick read of the
+    file says so before anything slow is imported."""
+    import apsw
+
+    connection = apsw.Connection(str(db_copy))
+    connection.execute("PRAGMA foreign_keys = OFF; DELETE FROM sentences WHERE split = 'dev'")
+    connection.close()
+    script = ("import sys\nfrom clparse.cli import main\n"
+              f"try:\n    main(['calibrate', '--db', {str(db_copy)!r}])\n"
+              "except SystemExit as exc:\n"
+              "    print(exc.code, 'clparse.parser' in sys.modules, 'numba' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=ENV,
+                          timeout=120)
+    assert done.stdout.split() == ["2", "False", "False"], (done.stdout, done.stderr)
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"Error: Invalid value for '--dev': {db_copy} has no dev sentences (prepare was given no --dev): "
+        "give dev treebank files")
+
+
+# --------------------------------------------------------------------- errors: one short line
+
+
+def one_error(done: subprocess.CompletedProcess[str], status: int = 1) -> str:
+    assert done.returncode == status, (done.returncode, done.stderr)
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: "), done.stderr
+    return lines[0]
+
+
+def test_a_theta_no_label_is_trained_past_is_one_short_line(trained_db: Path) -> None:
+    """The error listed every label (about 1,000 characters on the sample); --verbose still does."""
+    error = one_error(clparse("parse", "--db", trained_db.name, "--theta", "0.0001",
+                              stdin="The dog barked .\n", cwd=trained_db.parent))
+    assert len(error.removeprefix("Error: ")) <= 200, error
+    assert re.search(r"\(ADJP: trained only down to Θ = [0-9.]+; 18 more with --verbose\); train further",
+                     error), error
+    whole = clparse("--verbose", "parse", "--db", trained_db.name, "--theta", "0.0001",
+                    stdin="The dog barked .\n", cwd=trained_db.parent)
+    assert "WHPP: trained only down to" in whole.stderr.splitlines()[-1]
+
+
+def test_check_on_a_damaged_file_is_one_short_line(db_copy: Path) -> None:
+    """SQLite's integrity report came as 4 lines, then as one of 250 characters."""
+    from tests.conftest import damage
+
+    damage(db_copy, "tree_nodes")
+    error = one_error(clparse("check", "--db", db_copy))
+    assert error == (f"Error: {db_copy}: the database is damaged; nothing was written to it; restore it from "
+                     "a backup (`clparse backup` makes one) (integrity_check: details with --verbose)")
+    whole = clparse("--verbose", "check", "--db", db_copy).stderr.splitlines()[-1]
+    assert "(integrity_check: " in whole and "***" not in whole and "btreeInitPage" in whole
+
+
+def test_a_changed_training_setting_names_only_what_changed(db_copy: Path) -> None:
+    """It printed both settings dictionaries (about 500 characters)."""
+    error = one_error(clparse("train", "--db", db_copy, "--labels", "ADJP", "--until-theta", "2",
+                              "--checkpoint-every", "7"))
+    assert error == ("Error: label ADJP was started with --checkpoint-every 50 (not 7); settings cannot "
+                     "change midway (use a new database for other settings)")
+
+
+@pytest.mark.parametrize("text, short", [
+    ("short (a; b)", "short (a; b)"),
+    ("x: (" + "; ".join(f"item {i} " + "y" * 20 for i in range(20)) + ") then the advice",
+     "x: (item 0 yyyyyyyyyyyyyyyyyyyy; 19 more with --verbose) then the advice"),
+    ("report:\n*** in database main ***\nline one\nline two", "report: line one; line two"),
+])
+def test_one_line_joins_and_shortens(text: str, short: str) -> None:
+    from clparse.cli.core import one_line
+
+    assert one_line(text) == short
+    assert len(one_line("word " * 100)) <= 200

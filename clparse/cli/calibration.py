@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from clparse import api
-from clparse.cli.core import main
+from clparse.cli.core import LIMIT, main, one_line, verbose
 from clparse.cli.options import (
     DB_OPTION,
     TREEBANK,
@@ -70,10 +70,11 @@ def calibrate_command(db: Path, dev: tuple[Path, ...], thetas: list[float] | Non
     from clparse.progress import Progress
 
     api.guard_writable(db)  # before the grid is read: a damaged file is named first
+    if per_label and (dev or thetas):
+        raise click.UsageError("--per-label tunes the stored dev set's calibration: no --dev or --thetas")
+    api.check_calibration(db, dev)  # no dev sentences: said at once, not after the parser's modules load
     settings = api.calibration_settings(db, beam, max_pops, aggregator, tags)
     if per_label:
-        if dev or thetas:
-            raise click.UsageError("--per-label tunes the stored dev set's calibration: no --dev or --thetas")
         _calibrate_per_label(db, settings, passes)
         return
     grid = api.calibration_grid(db, thetas, points)
@@ -89,7 +90,8 @@ def calibrate_command(db: Path, dev: tuple[Path, ...], thetas: list[float] | Non
     with bar:
         result = api.calibrate(db, dev, grid, settings=settings, on_sentence=progress, should_stop=flag)
     for theta, why in result.skipped.items():
-        click.echo(f"warning: Θ̂ = {theta:g} skipped, not every label is trained past it ({why})", err=True)
+        click.echo(one_line(f"warning: Θ̂ = {theta:g} skipped, not every label is trained past it ({why})",
+                            None if verbose() else LIMIT), err=True)
     click.echo(format_points(result.points, result.best_theta))
     if flag.requested:
         click.echo("stopped; run the same command again to resume", err=True)

@@ -14,24 +14,100 @@ from clparse.errors import ClparseError, ParameterError
 def fail(exc: BaseException, db: Path | None) -> click.ClickException:
     """One ``Error:`` line for an error met while running a command (details with ``--verbose``)."""
     ctx = click.get_current_context(silent=True)
-    if ctx is not None and (ctx.find_root().params.get("verbose") or False):
+    limit = None if verbose() else LIMIT  # --verbose: the traceback, and the message whole
+    if limit is None:
         import traceback
 
         traceback.print_exception(exc)
     if isinstance(exc, ClparseError):
-        return click.ClickException(one_line(with_options(str(exc), ctx)))
+        return click.ClickException(one_line(with_options(str(exc), ctx), limit))
     if isinstance(exc, OSError):  # missing file, full disk, permission: name the file
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        return click.ClickException(one_line(f"{where}{exc.strerror or exc}"))
+        return click.ClickException(one_line(f"{where}{exc.strerror or exc}", limit))
     # SQLite errors reach here as APSW's or SQLAlchemy's exceptions, with SQL and parameters in their text.
     from clparse.store.database import sqlite_error
 
-    return click.ClickException(one_line(str(sqlite_error(exc, db if db is not None else "the database"))))
+    return click.ClickException(one_line(str(sqlite_error(exc, db if db is not None else "the database")),
+                                         limit))
 
 
-def one_line(text: str) -> str:
-    """A message of several lines (SQLite's integrity report, say) as one: its lines joined by "; "."""
-    return "; ".join(line.strip() for line in text.splitlines() if line.strip())
+#: Past this many characters a message is shortened (``clparse --verbose`` prints it whole).
+LIMIT = 200
+_MORE = "with --verbose"
+
+
+def verbose() -> bool:
+    """Was the running command given ``clparse --verbose``?"""
+    ctx = click.get_current_context(silent=True)
+    return ctx is not None and bool(ctx.find_root().params.get("verbose"))
+
+
+def one_line(text: str, limit: int | None = LIMIT) -> str:
+    """A message as one short line: its lines joined by "; " (SQLite's integrity report, say), then, past
+    ``limit`` characters (None: never), each parenthesized list cut to its first item and a count (a Θ̂ no
+    label is trained past listed every label), then the lists dropped, then the text cut, each step only
+    while the line is still too long. What is cut is said to be there with ``--verbose``."""
+    line = ""
+    for part in text.splitlines():
+        part = part.replace("*** in database main ***", "").strip()  # SQLite's header says nothing
+        if part:
+            line += ("" if not line else " " if line.endswith(":") else "; ") + part
+    if limit is None:
+        return line
+    for keep in (1, 0):
+        while len(line) > limit:
+            shorter = _shorten_longest_list(line, keep)
+            if shorter == line:
+                break
+            line = shorter
+    if len(line) > limit:
+        cut = f"… (all {_MORE})"
+        line = line[:limit - len(cut)].rsplit(" ", 1)[0] + cut
+    return line
+
+
+def _groups(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each outermost parenthesized group of ``text``, the parentheses included."""
+    spans, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        if char == "(":
+            start, depth = (i if depth == 0 else start), depth + 1
+        elif char == ")" and depth:
+            depth -= 1
+            if depth == 0:
+                spans.append((start, i + 1))
+    return spans
+
+
+def _items(inner: str) -> list[str]:
+    """``inner`` split at its "; " separators outside nested parentheses."""
+    items, depth, last = [], 0, 0
+    for i, char in enumerate(inner):
+        depth += (char == "(") - (char == ")")
+        if depth == 0 and inner.startswith("; ", i):
+            items.append(inner[last:i])
+            last = i + 2
+    return [*items, inner[last:]]
+
+
+def _shorten_longest_list(line: str, keep: int) -> str:
+    """``line`` with its longest parenthesized list ("a; b; c") cut to its first item and a count (``keep``
+    1), or to a pointer to ``--verbose`` (``keep`` 0); unchanged if no list is left to cut."""
+    lists = []
+    for start, end in _groups(line):
+        inner = line[start + 1:end - 1]
+        items, cut = _items(inner), _MORE in inner
+        if (keep and len(items) > 1 and not cut) or (not keep and (len(items) > 1 or cut)
+                                                      and not inner.endswith(f"details {_MORE}")):
+            lists.append((end - start, start, end, items))
+    if not lists:
+        return line
+    _, start, end, items = max(lists)
+    # A report named by its SQLite pragma (integrity_check: ...) keeps the name: it says which check failed.
+    named = re.match(r"[a-z]+_[a-z_]+: ", items[0])
+    shown = (f"{items[0]}; {len(items) - 1} more {_MORE}" if keep
+             else f"{named.group(0) if named else ''}details {_MORE}")
+    return f"{line[:start]}({shown}){line[end:]}"
 
 
 def text_damage(exc: UnicodeDecodeError, db: Path | None) -> ClparseError:
@@ -62,7 +138,8 @@ def option_error(exc: ParameterError, ctx: click.Context) -> click.ClickExceptio
     """A library parameter error, told as the option it came from (usage line, exit status 2)."""
     for param in ctx.command.params:
         if param.name == exc.parameter:
-            return click.BadParameter(exc.problem, ctx=ctx, param=param)
+            return click.BadParameter(one_line(exc.problem, None if verbose() else LIMIT), ctx=ctx,
+                                      param=param)
     return fail(exc, ctx.params.get("db"))
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from clparse.cli.core import main
-from clparse.cli.options import EXISTING_FILE
+from clparse.cli.options import EXISTING_FILE, SEED
 
 
 def _params(prm: Path | None, collins: bool) -> Any:
@@ -87,7 +87,7 @@ def eval_command(gold: Path, test: Path, prm: Path | None, collins_prm: bool, on
 @_with_eval_options
 @click.option("--trials", type=click.IntRange(min=1), default=10_000, show_default=True,
               help="Shuffling trials (the paper used 1,000,000).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed of the shuffles.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Random seed of the shuffles.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def compare_command(gold: Path, a: Path, b: Path, prm: Path | None, collins_prm: bool, one_per_line: bool,
                     trials: int, seed: int, as_json: bool) -> None:

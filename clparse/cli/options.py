@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,34 @@ class Theta(click.ParamType):
         if not theta >= 0 or theta == float("inf"):
             self.fail(f"{value!r}: Θ̂ must be a finite number ≥ 0", param, ctx)
         return theta
+
+
+class Number(click.ParamType):
+    """A finite number (``nan`` and ``inf`` are refused, which click's FloatRange lets through), above
+    ``above`` or at least ``at_least``: a bad value is a usage error naming the option, before anything
+    is loaded."""
+
+    name = "number"
+
+    def __init__(self, *, above: float | None = None, at_least: float | None = None) -> None:
+        self.above, self.at_least = above, at_least
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            number = float(value)
+        except ValueError:
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r}: give a finite number", param, ctx)
+        if self.above is not None and not number > self.above:
+            self.fail(f"{value!r}: give a number > {self.above:g}", param, ctx)
+        if self.at_least is not None and not number >= self.at_least:
+            self.fail(f"{value!r}: give a number ≥ {self.at_least:g}", param, ctx)
+        return number
+
+
+#: A seed of a random generator: numpy takes whole numbers ≥ 0 only (a negative one was a traceback).
+SEED = click.IntRange(min=0)
 
 
 def search_options(command: Callable[..., Any]) -> Callable[..., Any]:

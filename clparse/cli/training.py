@@ -13,8 +13,10 @@ from clparse import api
 from clparse.cli.core import main, one_line
 from clparse.cli.options import (
     DB_OPTION,
+    SEED,
     TREEBANK,
     ManyValues,
+    Number,
     interrupted_status,
     step_names,
     stop_request,
@@ -42,7 +44,7 @@ def _skip_bad_refused(ctx: click.Context, param: click.Parameter, value: bool) -
               help="Keep sentences of at most N words, punctuation not counted; 0 keeps every sentence. 15 "
                    "is the paper's setting (its authors lacked the time for longer ones); every length means "
                    "many times the examples and training time.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random bottom-up paths.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the random bottom-up paths.")
 @click.option("--order", type=click.Choice(["random", "l2r", "r2l"]), default="random", show_default=True,
               help="Item order of the training paths (paper §3.5): one seeded random path per tree, or the "
                    "deterministic left-to-right / right-to-left order, with one correct inference per state "
@@ -151,7 +153,7 @@ def _dask_address(ctx: click.Context, param: click.Parameter, value: str | None)
 @main.command("train")
 @DB_OPTION
 @click.option("--labels", default=None, metavar="NP,VP,...", help="Labels to train (default: all).")
-@click.option("--until-theta", type=float, default=None, metavar="X",
+@click.option("--until-theta", type=Number(above=0), default=None, metavar="X",
               help="Stop a label once its Θ falls below X. Default (no stop option given): "
                    "1e-6 × the mean number of candidates per label.")
 @click.option("--max-iterations", type=click.IntRange(min=1), default=None, metavar="N",
@@ -174,7 +176,7 @@ def _dask_address(ctx: click.Context, param: click.Parameter, value: str | None)
 @click.option("--checkpoint-every", type=click.IntRange(min=1), default=50, show_default=True,
               help="Keep the margin vector every N iterations (weights of other iterations are rebuilt "
                    "from the trees when queried).")
-@click.option("--smoothing", type=click.FloatRange(min=0.0), default=None,
+@click.option("--smoothing", type=Number(at_least=0), default=None,
               help="Leaf smoothing: ε = 1e-8 + S × the mean weight of a candidate example, so a leaf holding "
                    "a few examples gets a modest confidence (0.5 is Schapire & Singer's ε = 1/2N; 0: the "
                    "paper's). Default: what the run's labels were started with, else 0.5 (it measured +0.74 "
@@ -188,7 +190,7 @@ def _dask_address(ctx: click.Context, param: click.Parameter, value: str | None)
                    "unbiased; leaf confidences still from every example), as the authors' release did with "
                    "100000: faster iterations on large runs, seeded, so resuming stays bit-identical. "
                    "Default: what the run's labels were started with, else every example (exact).")
-@click.option("--sample-seed", type=int, default=None,
+@click.option("--sample-seed", type=SEED, default=None,
               help="Seed of the per-tree samples (default: the started run's, else 0).")
 def train_command(db: Path, labels: str | None, until_theta: float | None, max_iterations: int | None,
                   max_splits: int | None, jobs: int, dask: str | None, dask_batch: int,

@@ -27,9 +27,12 @@ def checked_state(store: TrainingStore, label: str, settings: BoostSettings) -> 
     if state.settings is not None:
         stored = BoostSettings.from_dict(state.settings)
         if stored != settings:
-            raise ConfigurationError(
-                f"label {label} was trained with {stored.to_dict()}, not {settings.to_dict()}; settings "
-                "cannot change midway (use a new database for other settings)")
+            # only the settings that differ: the whole dictionaries made a message of 500 characters
+            old, new = stored.to_dict(), settings.to_dict()
+            changed = [f"{name} {old.get(name)} (not {new.get(name)})"
+                       for name in sorted(old.keys() | new.keys()) if old.get(name) != new.get(name)]
+            raise ConfigurationError(f"label {label} was started with {', '.join(changed)}; settings cannot "
+                                     "change midway (use a new database for other settings)")
     return state
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from clparse.boost.booster import BoostSettings, IterationResult
-from clparse.errors import ClparseError, ConfigurationError, DatabaseError, LabelClaimedError, ParameterError
+from clparse.errors import ClparseError, DatabaseError, LabelClaimedError, ParameterError
 from clparse.store.database import (
     DAMAGED,
     checkpoint_wal,
@@ -46,8 +46,7 @@ def resolve(db: str | Path, labels: Sequence[str] | None, rule: StopRule,
     chosen = list(known) if not labels else list(labels)
     unknown = [label for label in chosen if label not in known]
     if unknown:
-        raise ConfigurationError(f"unknown label(s) {', '.join(unknown)}; the database has "
-                                 f"{', '.join(known)}")
+        raise ParameterError("labels", unknown_labels(unknown, list(known)))
     if rule.empty:
         rule = StopRule(until_theta=default_theta_floor(store.mean_candidates()))
     if settings is not None:
@@ -55,6 +54,20 @@ def resolve(db: str | Path, labels: Sequence[str] | None, rule: StopRule,
             checked_state(store, label, settings)
     store.close()
     return chosen, rule
+
+
+def unknown_labels(unknown: Sequence[str], known: Sequence[str]) -> str:
+    """What is wrong with label names the run does not have, in a line: a near miss is named (``NNP`` → NP),
+    the run's labels are listed only when few (a treebank has dozens)."""
+    from difflib import get_close_matches
+
+    names = ", ".join(unknown[:3]) + (f" and {len(unknown) - 3} more" if len(unknown) > 3 else "")
+    near = get_close_matches(unknown[0], known, n=1, cutoff=0.5) if len(unknown) == 1 else []
+    if near:
+        return f"no label {names} in this run; did you mean {near[0]}?"
+    listed = ", ".join(known)
+    listed = f"its labels: {listed}" if len(listed) <= 110 else "`clparse status` lists its labels"
+    return f"no label{'s' if len(unknown) > 1 else ''} {names} in this run ({listed})"
 
 
 def started_settings(db: str | Path) -> BoostSettings | None:

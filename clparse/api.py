@@ -599,12 +599,15 @@ def count_input(files: Sequence[str], input_format: str = "tokens") -> int | Non
 
 
 def tag(db: PathLike, files: Sequence[str] = ("-",)) -> Iterator[list[tuple[str, str]]]:
-    """Tag tokenized text with the run's stored tagger: one sentence per line in, (word, tag) pairs out."""
+    """Tag tokenized text with the run's stored tagger: one sentence per line in, (word, tag) pairs out.
+    Parentheses are spelled -LRB- / -RRB- first, as ``parse`` and the treebank spell them (the tagger
+    learnt them so: a raw ``(`` was tagged as a word)."""
+    from clparse.parser import escape
     from clparse.read.sentences import read_sentences
 
     tagger = _tagger(db)
     for sentence in read_sentences(files, "tokens"):
-        words = [str(w) for w in sentence]
+        words = [escape(str(w)) for w in sentence]
         yield list(zip(words, tagger.tag(words))) if words else []
 
 

@@ -210,6 +210,11 @@ def test_brackets_follow_the_ptb_convention_in_json_and_text_keeps_the_character
     assert text["tokens"] == tokens["tokens"]
     assert text["text"] == ["He", "(", "really", ")", "left", "."]
     assert parse_tree(text["trees"][0]["ptb"]).words() == text["tokens"]
+    # `clparse tag` spells them the same way, and tags them as the parser's JSON does
+    tagged = invoke(["tag", "--db", trained_db], "He ( really ) left .\n")
+    assert tagged.exit_code == 0, tagged.stderr
+    pairs = [token.rsplit("/", 1) for token in tagged.stdout.split()]
+    assert [w for w, _ in pairs] == tokens["tokens"] and [t for _, t in pairs] == tokens["tags"]
 
 
 def test_pretty_trees_read_back_as_the_ptb_trees(trained_db: Path, dev_tokens: Path) -> None:

@@ -190,3 +190,48 @@ def test_one_line_joins_and_shortens(text: str, short: str) -> None:
 
     assert one_line(text) == short
     assert len(one_line("word " * 100)) <= 200
+
+
+# --------------------------------------------------------------------- the quickstart's demo
+
+
+def quickstart_on(tmp_path: Path, train_trees: int | None, until_theta: float, beam: int) -> str:
+    """What ``clparse quickstart`` prints, run in ``tmp_path`` on the sample (its first ``train_trees``
+    training trees and 5 dev trees, or all of both)."""
+    import clparse.quickstart as quickstart
+    from clparse.data import sample_path
+    from clparse.read import format_tree, read_trees
+
+    files = {split: sample_path(split) for split in ("train", "dev")}
+    if train_trees is not None:
+        for split, trees in (("train", list(read_trees(sample_path("train")))[:train_trees]),
+                             ("dev", list(read_trees(sample_path("dev")))[:5])):
+            files[split] = tmp_path / f"{split}.ptb"
+            files[split].write_text("".join(format_tree(t) + "\n" for t in trees))
+    lines: list[str] = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(quickstart, "sample_path", files.__getitem__)
+        quickstart.run_quickstart(echo=lines.append, db=tmp_path / "quickstart.sqlite",
+                                  until_theta=until_theta, beam=beam)
+    return "\n".join(map(str, lines))
+
+
+def test_the_quickstart_says_its_parses_come_from_a_toy_model(tmp_path: Path) -> None:
+    out = quickstart_on(tmp_path, 40, until_theta=5.0, beam=1)
+    note = out.split("== 4. parse")[1].splitlines()[1]
+    assert re.fullmatch(r"\(A toy model: trained on the sample's \d+ training sentences of at most 15 words, "
+                        r"F1 [0-9.]+ on its \d+ dev sentences\. It parses these short sentences sensibly and "
+                        r"most others oddly; .*\)", note), note
+
+
+@pytest.mark.slow
+def test_the_quickstart_demo_sentences_get_sensible_trees(tmp_path: Path) -> None:
+    """The real quickstart (whole sample, Θ 1, beam 10) put SBARQ over "She gave the book to her brother
+    yesterday ." and NP over "Researchers published ..."; the demo sentences now each get an S over the
+    subject NP and the VP."""
+    from clparse.quickstart import QUICKSTART_THETA
+
+    out = quickstart_on(tmp_path, None, until_theta=QUICKSTART_THETA, beam=10)
+    parses = [line for line in out.split("== 4. parse")[1].splitlines() if line.startswith("(ROOT ")]
+    assert len(parses) == 3 and all(re.match(r"\(ROOT \(S \(NP .*\) \(VP .*\) \(\. \.\)\)\)$", tree)
+                                    for tree in parses), parses

@@ -1,10 +1,14 @@
 """A treebank PCFG baseline: horizontal Markov order 1, gold tags, exact Viterbi CKY in numpy.
 
-Usage: python benchmarks/pcfg.py [--max-words 15] [--keep-unaries]
+Usage: python benchmarks/pcfg.py [--max-words 15] [--keep-unaries] [--write-dev PARSES.ptb]
 Trains on GUM train (<= 15 words, preprocessed exactly as clparse does), parses the gold tag
 sequences of GUM dev (<= 15 words) and prints (never asserts) EVALB F1 against the *preprocessed*
 dev gold trees and parse speed (sentences/s and words/s on one core, CKY and debinarization timed,
-training and scoring not).
+training and scoring not). ``--write-dev`` also writes the PCFG's parse of every GUM dev tree whose length
+(``clparse.preprocess.sentence_length``) is at most ``--max-words``, in sorted file order, over *every*
+token: the sentence goes through clparse's preprocessing exactly as ``clparse parse --input-format ptb``
+takes it (the gold tags of a flat tree), and the tokens it sets aside are put back the parser's way. That
+is the form ``benchmarks/combine.py --ptb-member`` and ``clparse combine --ptb-member`` read.
 
 The grammar is NLTK's: trees are binarized with ``chomsky_normal_form(horzMarkov=1)`` (right
 factored, no parent annotation) and the rules counted by ``nltk.induce_pcfg``. Tags are the
@@ -243,11 +247,40 @@ def load_gum(split: str, max_words: int | None = 15) -> list[Preprocessed]:
             for p in preprocess_treebank(read_trees(path), config)]
 
 
+def write_dev(grammar: Grammar, path: Path, max_words: int) -> int:
+    """Full-token parses of the raw GUM dev trees of at most ``max_words`` words (see the docstring)."""
+    from clparse.preprocess import sentence_length
+    from clparse.preprocess.pipeline import preprocess_tree
+    from clparse.read.ptb import format_tree
+    from clparse.search.restore import flat_tree, restore_tokens
+
+    config = PreprocessConfig(max_words=None)
+    written = 0
+    with open(path, "w", encoding="utf-8") as out:
+        for file in sorted(glob.glob(str(GUM / "dev" / "*.ptb"))):
+            for raw in read_trees(file):
+                if sentence_length(raw) > max_words:
+                    continue
+                tagged = [(w, t) for w, t in raw.tagged_words() if t != "-NONE-"]
+                prepared = preprocess_tree(Tree("S", [Tree.preterminal(t, w) for w, t in tagged]), config)
+                tree = None
+                if prepared is not None:
+                    removed = {token.index for token in prepared.removed}
+                    kept = [i for i in range(len(tagged)) if i not in removed]
+                    parsed = cky_parse(grammar, [tagged[i][1] for i in kept], [tagged[i][0] for i in kept])
+                    if parsed is not None:
+                        tree = restore_tokens(parsed, kept, prepared.removed)
+                out.write(format_tree(tree if tree is not None else flat_tree(tagged)) + "\n")
+                written += 1
+    return written
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--max-words", type=int, default=15)
     parser.add_argument("--keep-unaries", action="store_true", help="do not join unary chains (S+VP)")
+    parser.add_argument("--write-dev", type=Path, help="write full-token parses of GUM dev here")
     args = parser.parse_args()
     train, dev = load_gum("train", args.max_words), load_gum("dev", args.max_words)
     start = time.perf_counter()
@@ -265,6 +298,8 @@ def main() -> None:
           f"(EVALB against the preprocessed gold trees; {failures} without a parse, scored flat)")
     print(f"{seconds:.2f} s   {len(dev) / seconds:,.1f} sentences/s   {words_total / seconds:,.0f} words/s  "
           f"(one core, CKY + debinarization)")
+    if args.write_dev is not None:
+        print(f"{write_dev(grammar, args.write_dev, args.max_words):,} full-token dev parses in {args.write_dev}")
 
 
 if __name__ == "__main__":

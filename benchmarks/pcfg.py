@@ -299,7 +299,8 @@ def main() -> None:
     print(f"{seconds:.2f} s   {len(dev) / seconds:,.1f} sentences/s   {words_total / seconds:,.0f} words/s  "
           f"(one core, CKY + debinarization)")
     if args.write_dev is not None:
-        print(f"{write_dev(grammar, args.write_dev, args.max_words):,} full-token dev parses in {args.write_dev}")
+        written = write_dev(grammar, args.write_dev, args.max_words)
+        print(f"{written:,} full-token dev parses in {args.write_dev}")
 
 
 if __name__ == "__main__":

@@ -235,3 +235,40 @@ def test_the_quickstart_demo_sentences_get_sensible_trees(tmp_path: Path) -> Non
     parses = [line for line in out.split("== 4. parse")[1].splitlines() if line.startswith("(ROOT ")]
     assert len(parses) == 3 and all(re.match(r"\(ROOT \(S \(NP .*\) \(VP .*\) \(\. \.\)\)\)$", tree)
                                     for tree in parses), parses
+
+
+# --------------------------------------------------------------------- one convention for option names
+
+#: (command, new spelling, old spelling kept as a hidden alias, parameter, a value or None for a flag)
+RENAMED = [
+    ("report", "--by-label", "--labels", "show_labels", None),  # --labels names labels in train
+    ("export", "--output", "--out", "out", "x.sqlite"),  # -o/--output, as parse and treebank preprocess
+    ("prepare", "--min-word-count", "--vocab-min", "vocab_min", "3"),  # limits are --max-X / --min-X
+]
+
+
+@pytest.mark.parametrize("command, new, old, name, value", RENAMED)
+def test_a_renamed_option_keeps_its_old_spelling_unshown(command: str, new: str, old: str, name: str,
+                                                        value: str | None) -> None:
+    cmd = main.commands[command]
+    required = ["--output", "x"] if command == "export" and new != "--output" else []
+    required += ["--train", str(Path(__file__))] if command == "prepare" else []
+    for spelling in (new, old):
+        ctx = cmd.make_context(command, [*required, spelling, *([value] if value else [])])
+        assert ctx.params[name] == (True if value is None else Path(value) if command == "export" else 3)
+    code, out, _ = invoke(command, "--help")
+    assert code == 0 and re.search(rf"(?<![\w-]){new}(?![\w-])", out)
+    assert not re.search(rf"(?<![\w-]){old}(?![\w-])", out), out
+
+
+def test_a_missing_renamed_option_is_named_by_its_new_spelling(trained_db: Path) -> None:
+    code, _, err = invoke("export", "--db", trained_db)
+    assert code == 2 and err.strip().endswith("Error: Missing option '-o' / '--output'."), err
+
+
+def test_treebank_max_words_0_keeps_every_sentence_as_prepare_does() -> None:
+    from clparse.data import sample_path
+
+    every = invoke("treebank", "stats", "--preprocess", sample_path("dev"))
+    assert invoke("treebank", "stats", "--preprocess", "--max-words", "0", sample_path("dev")) == every
+    assert every[0] == 0

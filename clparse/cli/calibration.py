@@ -13,6 +13,7 @@ from clparse.cli.options import (
     DB_OPTION,
     TREEBANK,
     ManyValues,
+    Renamed,
     interrupted_status,
     search_options,
     stop_request,
@@ -121,7 +122,8 @@ def _calibrate_per_label(db: Path, settings: api.CalibrationSettings, passes: in
 @DB_OPTION
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE.png",
               help="Also draw the paper's Figure 2 (F1 against Θ̂ and against total splits).")
-@click.option("--labels", "show_labels", is_flag=True, help="Also print per-label F1 at the best Θ̂.")
+@click.option("--by-label", "--labels", "show_labels", cls=Renamed, old=("--labels",), is_flag=True,
+              help="Also print per-label F1 at the best Θ̂.")
 def report_command(db: Path, plot: Path | None, show_labels: bool) -> None:
     """Print every calibration: Θ̂, trees, splits, recall, precision, F1, and the best Θ̂."""
     click.echo(api.report(db, show_labels, plot))

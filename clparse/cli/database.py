@@ -8,7 +8,7 @@ import click
 
 from clparse import api
 from clparse.cli.core import Command, main
-from clparse.cli.options import DB_OPTION
+from clparse.cli.options import DB_OPTION, Renamed
 
 
 @main.command("init")
@@ -84,20 +84,21 @@ def check_command(db: Path) -> None:
 
 @main.command("export", short_help="Write a parser database: the trained run without its examples.")
 @DB_OPTION
-@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path),
+@click.option("-o", "--output", "--out", "out", cls=Renamed, old=("--out",), required=True,
+              type=click.Path(dir_okay=False, path_type=Path),
               help="The parser database to write (a new file; see --force).")
-@click.option("--force", is_flag=True, help="Replace OUT if it exists.")
+@click.option("--force", is_flag=True, help="Replace the --output file if it exists.")
 def export_command(db: Path, out: Path, force: bool) -> None:
-    """Write what parsing needs of the run in --db to the parser database --out, to hand on.
+    """Write what parsing needs of the run in --db to the parser database --output, to hand on.
 
     The same schema, with the trees and Θ of every iteration (any Θ̂ still works), the calibrations, the
     tagger, the vocabulary, the feature index, the settings and the dev sentences; without the training
     examples, the margins and the training sentences (a few % of the run's size). `parse`, `tag`, `report`,
     `calibrate`, `sql` and `check` work on it; `train` and `prepare` refuse it. --db is only read (also
-    while training writes to it); --out appears only when it is complete and checked.
+    while training writes to it); --output appears only when it is complete and checked.
 
     \b
-    clparse export --db db/quickstart.sqlite --out db/quickstart-parser.sqlite
+    clparse export --db db/quickstart.sqlite --output db/quickstart-parser.sqlite
     """
     from clparse.progress import Progress
 

@@ -28,6 +28,28 @@ def treebank_files(ctx: click.Context, param: click.Parameter, value: tuple[Path
         raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
 
 
+class Renamed(click.Option):
+    """An option renamed to the common convention whose old spellings (``old``) still work, unshown: in
+    ``--help`` and in error messages only the new names appear, so scripts written for the old name go on."""
+
+    def __init__(self, *args: Any, old: tuple[str, ...] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.old = old
+
+    def _shown(self) -> list[str]:
+        return [name for name in self.opts if name not in self.old]
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        opts, self.opts = self.opts, self._shown()
+        try:
+            return super().get_help_record(ctx)
+        finally:
+            self.opts = opts
+
+    def get_error_hint(self, ctx: click.Context | None) -> str:
+        return " / ".join(f"'{name}'" for name in self._shown())
+
+
 class ManyValues(Command):
     """``--train a.ptb b.ptb`` (what a shell glob gives) means ``--train a.ptb --train b.ptb``.
 

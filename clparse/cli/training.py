@@ -17,6 +17,7 @@ from clparse.cli.options import (
     TREEBANK,
     ManyValues,
     Number,
+    Renamed,
     interrupted_status,
     step_names,
     stop_request,
@@ -54,7 +55,8 @@ def _skip_bad_refused(ctx: click.Context, param: click.Parameter, value: bool) -
               help="Context items on each side that features may look at.")
 @click.option("--max-children", type=click.IntRange(min=1), default=5, show_default=True,
               help="K: most children an inferred item may have.")
-@click.option("--vocab-min", type=click.IntRange(min=1), default=5, show_default=True,
+@click.option("--min-word-count", "--vocab-min", "vocab_min", cls=Renamed, old=("--vocab-min",),
+              type=click.IntRange(min=1), default=5, show_default=True,
               help="Words seen fewer times in training become UNK (1 keeps the full vocabulary).")
 @click.option("--skip-step", "skip_steps", multiple=True, type=click.Choice(step_names()),
               help="Switch off a preprocessing step (repeatable).")
@@ -63,8 +65,8 @@ def _skip_bad_refused(ctx: click.Context, param: click.Parameter, value: bool) -
                    "single item (no gold tree needs either after preprocessing; fewer examples, faster "
                    "parsing).")
 @click.option("--unknown-words", type=click.Choice(["unk", "signatures"]), default="unk", show_default=True,
-              help="Rare words (below --vocab-min) become one UNK, or an UNK signature of their shape and "
-                   "suffix (UNK-Cap, UNK-num, UNK-ly, ...).")
+              help="Rare words (below --min-word-count) become one UNK, or an UNK signature of their shape "
+                   "and suffix (UNK-Cap, UNK-num, UNK-ly, ...).")
 @click.option("--template", "templates", multiple=True, type=click.Choice(api.TEMPLATE_NAMES),
               help="Richer feature templates beside the paper's (repeatable; default: all four, which "
                    "measured +0.6 F1): child-extra (second, second-to-last, head±2 children), head-of-child "

@@ -16,8 +16,10 @@ from clparse.cli.options import TREEBANK, step_names, treebank_files
 def _preprocess_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option("--skip-step", "skip_steps", multiple=True, type=click.Choice(step_names()),
                         help="Switch off one preprocessing step (repeatable).")(func)
-    func = click.option("--max-words", type=click.IntRange(min=1), default=None,
-                        help="Keep sentences of at most N words, punctuation not counted.")(func)
+    func = click.option("--max-words", type=click.IntRange(min=0), default=None,
+                        callback=lambda _ctx, _param, value: value or None,  # 0: every length, as in prepare
+                        help="Keep sentences of at most N words, punctuation not counted; 0 (or leaving it "
+                             "out) keeps every sentence, as prepare --max-words 0 does.")(func)
     return func
 
 

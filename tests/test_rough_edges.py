@@ -272,3 +272,21 @@ def test_treebank_max_words_0_keeps_every_sentence_as_prepare_does() -> None:
     every = invoke("treebank", "stats", "--preprocess", sample_path("dev"))
     assert invoke("treebank", "stats", "--preprocess", "--max-words", "0", sample_path("dev")) == every
     assert every[0] == 0
+
+
+# --------------------------------------------------------------------- progress in every long phase
+
+
+def test_eval_and_compare_show_progress_on_a_terminal_only(tmp_path: Path) -> None:
+    """eval and compare read and scored big files in silence (18 s for 18,000 sentences)."""
+    from clparse.data import sample_path
+
+    big = tmp_path / "big.ptb"
+    big.write_text(sample_path("train").read_text() * 4)
+    for args, label in ((["eval"], "scoring"), (["compare", "--trials", "10"], "scoring B")):
+        status, out, shown = run_on_terminal([str(BIN / "clparse"), *args, str(big), str(big),
+                                              *([str(big)] if args[0] == "compare" else [])], "", ENV)
+        assert status == 0 and "100.00" in out, shown
+        assert re.search(rf"{label}: [0-9,]+ sentences", shown), shown
+        logged = clparse(*args, big, big, *([big] if args[0] == "compare" else []))
+        assert logged.returncode == 0 and "scoring" not in logged.stderr  # a log gets no progress lines

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,22 @@ def _params(prm: Path | None, collins: bool) -> Any:
     if prm is not None:
         return EvalbParams.from_prm_file(prm)
     return EvalbParams.collins() if collins else EvalbParams()
+
+
+def _scored(gold: Path, test: Path, params: Any, one_per_line: bool, what: str) -> Any:
+    """:func:`~clparse.evaluate.evaluate_files` with a progress line (sentences scored, on a terminal): a
+    big file took 18 s per 18,000 sentences in silence, and ``compare`` scores two."""
+    from clparse.evaluate import evaluate, read_parses
+    from clparse.progress import Progress
+    from clparse.read import read_trees
+
+    with Progress(what, None, "sentences") as bar:
+        def counted(trees: Iterator[Any]) -> Iterator[Any]:
+            for tree in trees:
+                yield tree
+                bar.update()
+
+        return evaluate(counted(read_trees(gold)), read_parses(test, one_per_line=one_per_line), params)
 
 
 _eval_options = [
@@ -55,10 +71,9 @@ def eval_command(gold: Path, test: Path, prm: Path | None, collins_prm: bool, on
     reported and left out, as EVALB does; more than MAX_ERROR of them stop
     the evaluation with exit status 1.
     """
-    from clparse.evaluate import evaluate_files
     from clparse.evaluate.report import format_by_length, format_sentences, format_summary
 
-    result = evaluate_files(gold, test, _params(prm, collins_prm), one_per_line=one_per_line)
+    result = _scored(gold, test, _params(prm, collins_prm), one_per_line, "scoring")
     for s in result.sentences:
         if s.status == "error":
             click.echo(f"warning: sentence {s.index}: {s.message}", err=True)
@@ -95,10 +110,10 @@ def compare_command(gold: Path, a: Path, b: Path, prm: Path | None, collins_prm:
 
     Prints recall, precision and F1 of both and a two-sided p-value for each difference.
     """
-    from clparse.evaluate import compare, evaluate_files
+    from clparse.evaluate import compare
     from clparse.evaluate.report import format_comparison
 
     params = _params(prm, collins_prm)
-    result = compare(evaluate_files(gold, a, params, one_per_line=one_per_line),
-                     evaluate_files(gold, b, params, one_per_line=one_per_line), trials=trials, seed=seed)
+    result = compare(_scored(gold, a, params, one_per_line, "scoring A"),
+                     _scored(gold, b, params, one_per_line, "scoring B"), trials=trials, seed=seed)
     click.echo(json.dumps(result.to_dict(), indent=2) if as_json else format_comparison(result))

@@ -6,6 +6,7 @@ Redirected stderr (a log file, a test) gets no progress lines at all, so logs ho
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import IO, TypeVar
@@ -83,6 +84,40 @@ class Progress:
             self.stream.write("\n")
             self.stream.flush()
             self._width = 0
+
+
+class Ticker(Progress):
+    """The elapsed time of a phase that reports no steps (training the run's tagger: a minute or two on GUM),
+    redrawn every ``every`` seconds by a thread from :meth:`begin` to :meth:`close`, so the line shows the
+    command is alive. Silent when the stream is not a terminal, like every progress line."""
+
+    def __init__(self, label: str, stream: IO[str] | None = None, enabled: bool | None = None,
+                 every: float = 1.0) -> None:
+        super().__init__(label, None, "", stream, enabled)
+        self.every = every
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def begin(self) -> Ticker:
+        if self.enabled and self._thread is None:
+            self._thread = threading.Thread(target=self._tick, name=f"progress: {self.label}", daemon=True)
+            self._thread.start()
+        return self
+
+    def _tick(self) -> None:
+        while not self._stop.wait(self.every):
+            self._draw(self.line())
+
+    def line(self, now: float | None = None, note: str = "") -> str:
+        elapsed = (time.monotonic() if now is None else now) - self.start
+        return f"{self.label}: elapsed {_clock(elapsed)}" + (f"  {note}" if note else "")
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        super().close()
 
 
 class TrainingProgress(Progress):

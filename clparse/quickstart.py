@@ -14,7 +14,7 @@ import json
 from typing import IO, Any
 
 from clparse.data import sample_path
-from clparse.progress import Progress, TrainingProgress
+from clparse.progress import Progress, Ticker, TrainingProgress
 
 #: Training stops here on the sample: Θ falls with the number of examples (about 28 k per label here,
 #: against about 1 M on all of GUM), so the sample's Θ scale is much smaller.
@@ -42,8 +42,13 @@ def run_quickstart(echo: Callable[[str], object] = print, db: Path = Path("db/qu
     def start(total: int) -> None:
         bars.append(Progress("generating examples", total, "sentences", stream))
 
+    def tagger() -> None:
+        for bar in bars:  # the examples are written
+            bar.close()
+        bars.append(Ticker("training the POS tagger", stream).begin())
+
     try:
-        progress = api.PrepareProgress(start=start, sentences=lambda n: bars[-1].update(n))
+        progress = api.PrepareProgress(start=start, sentences=lambda n: bars[-1].update(n), tagger=tagger)
         echo(api.prepare(db, [train_file], [dev_file], progress=progress).message)
     finally:
         for bar in bars:

@@ -290,3 +290,32 @@ def test_eval_and_compare_show_progress_on_a_terminal_only(tmp_path: Path) -> No
         assert re.search(rf"{label}: [0-9,]+ sentences", shown), shown
         logged = clparse(*args, big, big, *([big] if args[0] == "compare" else []))
         assert logged.returncode == 0 and "scoring" not in logged.stderr  # a log gets no progress lines
+
+
+def test_the_tagger_phase_of_prepare_shows_its_time_on_a_terminal(tmp_path: Path) -> None:
+    """prepare announced the tagger's training, then was silent for a minute or two (on GUM)."""
+    from clparse.data import sample_path
+    from clparse.read import format_tree, read_trees
+
+    train = tmp_path / "train.ptb"
+    train.write_text("".join(format_tree(t) + "\n" for t in list(read_trees(sample_path("train")))[:120]))
+    status, _, shown = run_on_terminal([str(BIN / "clparse"), "prepare", "--db", str(tmp_path / "run.sqlite"),
+                                        "--train", str(train)], "", ENV)
+    assert status == 0, shown
+    assert re.search(r"training the POS tagger: elapsed 0:0[1-9]", shown), shown
+
+
+def test_a_ticker_redraws_its_elapsed_time_until_closed() -> None:
+    import time
+
+    from clparse.progress import Ticker
+
+    stream = io.StringIO()
+    with Ticker("waiting", stream, enabled=True, every=0.02).begin():
+        time.sleep(0.2)
+    drawn = stream.getvalue()
+    assert drawn.count("\rwaiting: elapsed 0:00") >= 3 and drawn.endswith("\n"), drawn
+    quiet = io.StringIO()
+    with Ticker("waiting", quiet, every=0.02).begin():  # not a terminal: nothing
+        time.sleep(0.05)
+    assert quiet.getvalue() == ""

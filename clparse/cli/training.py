@@ -103,7 +103,7 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], **
     clparse prepare --db db/gum.sqlite --train gum/train/*.ptb --dev gum/dev/*.ptb
     clparse prepare --db db/gum.sqlite --train gum/train --dev gum/dev
     """
-    from clparse.progress import Progress
+    from clparse.progress import Progress, Ticker
 
     bars: dict[str, Progress] = {}
 
@@ -123,6 +123,7 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], **
         iterations = settings["tagger_iterations"] or ("150" if settings["tagger"] == "crf" else "5")
         click.echo(f"training the run's {settings['tagger']} POS tagger ({iterations} iterations over every "
                    "training sentence; a minute or two on GUM)", err=True)
+        bars["tagger"] = Ticker("training the POS tagger").begin()  # the phase reports no steps: time shows
 
     progress = api.PrepareProgress(start,
                                    lambda n: bars["examples"].update(n) if "examples" in bars else None,

@@ -301,8 +301,7 @@ class ExampleGenerator:
         oracle = Oracle(tree, leaves)
         items = ItemTable(leaves, self.symbols, self.max_children)
         self.space.fit()
-        if self.heads.size < len(self.symbols):
-            self.heads = HeadTable(self.symbols)
+        if self.heads.grow(self.symbols):
             self._spec = None
         cache = WindowCache(self.max_children, MAX_CONTEXT, len(self.labels), np.int64)  # row ids per label
         path = walk_path(oracle, self.seed, sentence, lambda state: self._add_state(state, items, cache),

@@ -58,21 +58,26 @@ class SymbolTable:
 
 
 class HeadTable:
-    """The head rules as arrays indexed by symbol id (built for a symbol table; rebuilt if it grows).
+    """The head rules as arrays indexed by symbol id (built for a symbol table; :meth:`grow` follows it).
 
     * ``parent_rule[s]``: the rule a phrase labeled ``s`` uses (:data:`WRAPPER_RULE` for wrappers);
       ``parent_np[s]``: 1 if the NP possessive check applies.
     * ``child_class[s]``: index of ``base_label(s)`` among the labels the rules mention, or -1;
       ``child_pos[s]``, ``child_coordinator[s]``: base label is POS / a coordinator.
     * rules -> passes -> label classes as CSR-like offsets.
+
+    The per-symbol arrays have room for more symbols than the table holds (``size`` rows are filled): a
+    symbol table grows one new word at a time while sentences are parsed or prepared, and rebuilding every
+    row each time cost a pass over the whole table per new symbol (a tenth of the time at beam 1000 on
+    GUM dev). Growing fills only the new rows, doubling the room when it runs out.
     """
 
     def __init__(self, symbols: SymbolTable) -> None:
         mentioned = sorted({label for passes in HEAD_RULES.values()
                             for _, labels in passes for label in labels})
-        class_of = {label: i for i, label in enumerate(mentioned)}
+        self._class_of = {label: i for i, label in enumerate(mentioned)}
         rule_names = sorted(HEAD_RULES) + ["<default>"]
-        rule_id = {name: i for i, name in enumerate(rule_names)}
+        self._rule_id = {name: i for i, name in enumerate(rule_names)}
         pass_mode: list[int] = []
         label_offsets = [0]
         label_classes: list[int] = []
@@ -80,27 +85,9 @@ class HeadTable:
         for name in rule_names:
             for mode, labels in HEAD_RULES.get(name, _DEFAULT_RULE):
                 pass_mode.append(_MODES[mode])
-                label_classes.extend(class_of[label] for label in labels)
+                label_classes.extend(self._class_of[label] for label in labels)
                 label_offsets.append(len(label_classes))
             rule_passes.append(len(pass_mode))
-        n = len(symbols)
-        self.size = n
-        self.parent_rule = np.empty(n, dtype=np.int32)
-        self.parent_np = np.zeros(n, dtype=np.uint8)
-        self.child_class = np.full(n, -1, dtype=np.int32)
-        self.child_pos = np.zeros(n, dtype=np.uint8)
-        self.child_coordinator = np.zeros(n, dtype=np.uint8)
-        for s, text in enumerate(symbols.strings):
-            base = base_label(text)
-            if base in WRAPPERS:
-                self.parent_rule[s] = WRAPPER_RULE
-            else:
-                name = BORROWED_RULES.get(base, base)
-                self.parent_rule[s] = rule_id.get(name, rule_id["<default>"])
-                self.parent_np[s] = name in NP_LIKE
-            self.child_class[s] = class_of.get(base, -1)
-            self.child_pos[s] = base == "POS"
-            self.child_coordinator[s] = base in COORDINATORS
         self.rule_passes = np.array(rule_passes, dtype=np.int32)
         self.pass_mode = np.array(pass_mode, dtype=np.int32)
         self.label_offsets = np.array(label_offsets, dtype=np.int32)
@@ -111,13 +98,54 @@ class HeadTable:
         for p in range(len(pass_mode)):
             for q in range(label_offsets[p + 1] - 1, label_offsets[p] - 1, -1):  # backwards: first wins
                 self.pass_rank[p, label_classes[q]] = q - label_offsets[p]
+        self.size = 0
+        self.parent_rule = np.empty(0, dtype=np.int32)
+        self.parent_np = np.zeros(0, dtype=np.uint8)
+        self.child_class = np.full(0, -1, dtype=np.int32)
+        self.child_pos = np.zeros(0, dtype=np.uint8)
+        self.child_coordinator = np.zeros(0, dtype=np.uint8)
+        self.grow(symbols)
+
+    def grow(self, symbols: SymbolTable) -> bool:
+        """Fill the rows of the symbols added to ``symbols`` since the last call; True if there were any
+        (then :meth:`arrays` is a new record, and records built from the old one are stale)."""
+        n = len(symbols)
+        if n <= self.size:
+            return False
+        if n > len(self.parent_rule):  # room for twice as many: amortised, a row is filled once
+            room = max(n, 2 * len(self.parent_rule))
+            self.parent_rule = _resized(self.parent_rule, room, 0)
+            self.parent_np = _resized(self.parent_np, room, 0)
+            self.child_class = _resized(self.child_class, room, -1)
+            self.child_pos = _resized(self.child_pos, room, 0)
+            self.child_coordinator = _resized(self.child_coordinator, room, 0)
+        for s in range(self.size, n):
+            base = base_label(symbols.strings[s])
+            if base in WRAPPERS:
+                self.parent_rule[s] = WRAPPER_RULE
+                self.parent_np[s] = 0
+            else:
+                name = BORROWED_RULES.get(base, base)
+                self.parent_rule[s] = self._rule_id.get(name, self._rule_id["<default>"])
+                self.parent_np[s] = name in NP_LIKE
+            self.child_class[s] = self._class_of.get(base, -1)
+            self.child_pos[s] = base == "POS"
+            self.child_coordinator[s] = base in COORDINATORS
+        self.size = n
         self._arrays = HeadRules(self.parent_rule, self.parent_np, self.child_class, self.child_pos,
                                  self.child_coordinator, self.rule_passes, self.pass_mode, self.label_offsets,
                                  self.label_classes, self.pass_rank)
+        return True
 
     def arrays(self) -> HeadRules:
-        """The record :func:`~clparse.features.kernel.head_index` takes (one object per table)."""
+        """The record :func:`~clparse.features.kernel.head_index` takes (a new one after :meth:`grow`)."""
         return self._arrays
+
+
+def _resized(values: np.ndarray, room: int, fill: int) -> np.ndarray:
+    out = np.full(room, fill, dtype=values.dtype)
+    out[:len(values)] = values
+    return out
 
 
 ITEM_ORDERS = ("random", "l2r", "r2l")  # paper §3.5: random paths, or a strict left-/right-to-left item order
@@ -144,14 +172,20 @@ class CandidateRules:
         self.order = order
         self.order_code = ITEM_ORDERS.index(order)  # the kernels' ``order``: 0 any span, 1 l2r, 2 r2l
         self.edge_stop = np.zeros(0, dtype=np.uint8)
+        self._edge_filled = 0  # rows of edge_stop filled (the array has room for more)
         self._spec: CandidateSpec | None = None
         self.refresh()
 
     def refresh(self) -> np.ndarray:
-        """The per-symbol edge array, rebuilt if the symbol table has grown."""
-        if len(self.edge_stop) < len(self.symbols):
-            self.edge_stop = np.array([self.constraints and text in PUNCTUATION_TAGS
-                                       for text in self.symbols.strings], dtype=np.uint8)
+        """The per-symbol edge array, its new rows filled if the symbol table has grown (with room to spare,
+        as :meth:`HeadTable.grow` does: only a new array when the room runs out)."""
+        n = len(self.symbols)
+        if self._edge_filled < n:
+            if len(self.edge_stop) < n:
+                self.edge_stop = _resized(self.edge_stop, max(n, 2 * len(self.edge_stop)), 0)
+            for s in range(self._edge_filled, n):
+                self.edge_stop[s] = self.constraints and self.symbols.strings[s] in PUNCTUATION_TAGS
+            self._edge_filled = n
         return self.edge_stop
 
     def spec(self, label_symbols: np.ndarray, root: int, max_children: int,

@@ -82,8 +82,7 @@ class CompiledModel:
     def spec(self) -> CandidateSpec:
         """The kernels' record of the candidates (rebuilt when parsing has grown the symbol table)."""
         if self._spec is None or self._spec_symbols != len(self.symbols):
-            if self.heads.size < len(self.symbols):  # a tag or word no training tree had
-                self.heads = HeadTable(self.symbols)
+            self.heads.grow(self.symbols)  # a tag or word no training tree had
             self._spec = self.rules.spec(self.label_symbols, self.root, self.model.max_children,
                                          self.heads.arrays())
             self._spec_symbols = len(self.symbols)

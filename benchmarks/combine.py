@@ -8,7 +8,8 @@ Usage:
 Each ``--member DB@THETA`` parses the dev sentences with their gold tags (as ``clparse parse
 --input-format ptb`` does) into its K best trees (``Parser(kbest=K)``), cached in ``DIR/member-N.jsonl``
 so a second run only refits. A ``--ptb-member`` is another parser's 1-best output, one tree per dev
-sentence of the selection in order (the PCFG of ``benchmarks/pcfg.py``, say). Sentences: those whose
+sentence of the selection in order, or of the selection before ``--every`` (the PCFG's, from
+``benchmarks/pcfg.py --write-dev``). Sentences: those whose
 length (``clparse.preprocess.sentence_length``) is at most ``--max-words`` (0: all), every ``--every``-th.
 
 Printed: each member's 1-best F1 (EVALB rules, ``clparse.evaluate``); the oracle F1 of all the members'
@@ -94,13 +95,16 @@ def main() -> None:
     ap.add_argument("--max-evaluations", type=int, default=400)
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    gold = [t for f in sorted(args.dev) for t in read_trees(f)
-            if args.max_words == 0 or sentence_length(t) <= args.max_words][::args.every]
+    selected = [t for f in sorted(args.dev) for t in read_trees(f)
+                if args.max_words == 0 or sentence_length(t) <= args.max_words]
+    gold = selected[::args.every]
     names = list(args.member) + list(args.ptb_member)
     lists = [member_lists(spec, gold, args.k, args.beam, args.out / f"member-{i}.jsonl")
              for i, spec in enumerate(args.member)]
     for path in args.ptb_member:
         trees = list(read_trees(path))
+        if len(trees) == len(selected):  # parses of every selected sentence: take every --every-th
+            trees = trees[::args.every]
         if len(trees) != len(gold):
             sys.exit(f"{path}: {len(trees)} trees for {len(gold)} dev sentences")
         lists.append([[(t, 0.0)] for t in trees])

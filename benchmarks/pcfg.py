@@ -259,7 +259,7 @@ def write_dev(grammar: Grammar, path: Path, max_words: int) -> int:
     with open(path, "w", encoding="utf-8") as out:
         for file in sorted(glob.glob(str(GUM / "dev" / "*.ptb"))):
             for raw in read_trees(file):
-                if sentence_length(raw) > max_words:
+                if max_words and sentence_length(raw) > max_words:  # 0: every length
                     continue
                 tagged = [(w, t) for w, t in raw.tagged_words() if t != "-NONE-"]
                 prepared = preprocess_tree(Tree("S", [Tree.preterminal(t, w) for w, t in tagged]), config)
@@ -282,7 +282,8 @@ def main() -> None:
     parser.add_argument("--keep-unaries", action="store_true", help="do not join unary chains (S+VP)")
     parser.add_argument("--write-dev", type=Path, help="write full-token parses of GUM dev here")
     args = parser.parse_args()
-    train, dev = load_gum("train", args.max_words), load_gum("dev", args.max_words)
+    limit = args.max_words or None  # 0: every length
+    train, dev = load_gum("train", limit), load_gum("dev", limit)
     start = time.perf_counter()
     grammar = train_pcfg((p.tree for p in train), not args.keep_unaries)
     train_seconds = time.perf_counter() - start

@@ -303,6 +303,7 @@ def test_the_tagger_phase_of_prepare_shows_its_time_on_a_terminal(tmp_path: Path
                                         "--train", str(train)], "", ENV)
     assert status == 0, shown
     assert re.search(r"training the POS tagger: elapsed 0:0[1-9]", shown), shown
+    assert re.search(r"\ntraining the run's crf POS tagger", shown), shown  # on a line of its own, not the bar's
 
 
 def test_a_ticker_redraws_its_elapsed_time_until_closed() -> None:
@@ -319,3 +320,25 @@ def test_a_ticker_redraws_its_elapsed_time_until_closed() -> None:
     with Ticker("waiting", quiet, every=0.02).begin():  # not a terminal: nothing
         time.sleep(0.05)
     assert quiet.getvalue() == ""
+
+
+@pytest.mark.parametrize("command, function, shown", [
+    (["check"], "check", "checking every page and checksum: elapsed 0:01"),
+    (["backup", "{tmp}/copy.sqlite"], "backup", "copying to {tmp}/copy.sqlite: elapsed 0:01"),
+])
+def test_check_and_backup_show_their_time_on_a_terminal(trained_db: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch, command: list[str],
+                                                        function: str, shown: str) -> None:
+    """Both ran in silence: a minute or more on a large run."""
+    import time
+
+    import clparse.progress
+
+    def slow(*_: object) -> int:
+        time.sleep(1.3)
+        return 0
+
+    monkeypatch.setattr(api, function, slow)
+    monkeypatch.setattr(clparse.progress, "is_terminal", lambda _stream: True)
+    code, _, err = invoke(*[a.format(tmp=tmp_path) for a in command], "--db", trained_db)
+    assert code == 0 and shown.format(tmp=tmp_path) in err, err

@@ -65,7 +65,10 @@ def backup_command(db: Path, target: Path) -> None:
     Uses SQLite's backup API: the copy is one snapshot of committed data, never a half-written
     iteration. TARGET must not exist yet.
     """
-    size = api.backup(db, target)
+    from clparse.progress import Ticker
+
+    with Ticker(f"copying to {target}").begin():
+        size = api.backup(db, target)
     click.echo(f"{db} backed up to {target} ({size / 1e6:,.1f} MB)")
 
 
@@ -78,7 +81,10 @@ def check_command(db: Path) -> None:
     rows, examples, margins), so a changed float that SQLite cannot see is named too (label and
     iteration). See docs/reliability.md.
     """
-    api.check(db)
+    from clparse.progress import Ticker
+
+    with Ticker("checking every page and checksum").begin():  # a minute on a large run, no steps reported
+        api.check(db)
     click.echo(f"{db}: ok")
 
 

@@ -107,27 +107,36 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], **
 
     bars: dict[str, Progress] = {}
 
+    def phase(name: str, bar: Progress) -> None:
+        """A new phase: the bars of the earlier ones are done."""
+        for earlier in bars.values():
+            earlier.close()
+        bars.clear()
+        bars[name] = bar
+
     def fold_done(_fold: int) -> None:
-        bars.setdefault("folds", Progress("jackknife taggers", settings["folds"], "folds")).update(1)
+        if "folds" not in bars:
+            phase("folds", Progress("jackknife taggers", settings["folds"], "folds"))
+        bars["folds"].update(1)
 
     def start(total: int) -> None:
-        bars["examples"] = Progress("generating examples", total, "sentences")
+        phase("examples", Progress("generating examples", total, "sentences"))
 
     if settings["train_tags"] == "jackknife":
         click.echo(f"training {settings['folds']} {settings['tagger']} taggers for the jackknifed training "
                    f"tags, {settings['jobs']} at a time", err=True)
     def tagger_starts() -> None:
-        for bar in bars.values():  # the examples are written: their bar is done
-            bar.close()
-        bars.clear()
+        ticker = Ticker("training the POS tagger")  # the phase reports no steps: its time shows
+        phase("tagger", ticker)  # the examples' bar ends before the line below
         iterations = settings["tagger_iterations"] or ("150" if settings["tagger"] == "crf" else "5")
         click.echo(f"training the run's {settings['tagger']} POS tagger ({iterations} iterations over every "
                    "training sentence; a minute or two on GUM)", err=True)
-        bars["tagger"] = Ticker("training the POS tagger").begin()  # the phase reports no steps: time shows
+        ticker.begin()
 
     progress = api.PrepareProgress(start,
                                    lambda n: bars["examples"].update(n) if "examples" in bars else None,
                                    fold_done, tagger_starts)
+    phase("reading", Ticker("reading and preprocessing the treebank").begin())  # until the total is known
     try:
         summary = api.prepare(db, train, dev, progress=progress, echo=click.echo,
                               warn=lambda message: click.echo(message, err=True), **settings)

@@ -303,7 +303,7 @@ def test_the_tagger_phase_of_prepare_shows_its_time_on_a_terminal(tmp_path: Path
                                         "--train", str(train)], "", ENV)
     assert status == 0, shown
     assert re.search(r"training the POS tagger: elapsed 0:0[1-9]", shown), shown
-    assert re.search(r"\ntraining the run's crf POS tagger", shown), shown  # on a line of its own, not the bar's
+    assert re.search(r"\ntraining the run's crf POS tagger", shown), shown  # a line of its own
 
 
 def test_a_ticker_redraws_its_elapsed_time_until_closed() -> None:

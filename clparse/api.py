@@ -364,13 +364,17 @@ def calibrate(db: PathLike, dev: Sequence[PathLike] = (), thetas: Sequence[float
 
 def calibrate_per_label(db: PathLike, *, settings: CalibrationSettings | None = None, passes: int = 2,
                         on_trial: Callable[[str, float, float, bool], object] | None = None,
-                        should_stop: Callable[[], bool] = lambda: False) -> PerLabelResult:
-    """Coordinate ascent over each label's Θ̂ on the stored dev set, from the best global Θ̂ (resumable)."""
+                        should_stop: Callable[[], bool] = lambda: False,
+                        on_sentence: Callable[[str, float, int, int], object] | None = None
+                        ) -> PerLabelResult:
+    """Coordinate ascent over each label's Θ̂ on the stored dev set, from the best global Θ̂ (resumable).
+    ``on_sentence(label, theta, done, total)`` follows each trial's parse of the dev set."""
     from clparse.calibrate.per_label import calibrate_per_label as per_label_run
 
     guard_writable(db)
     settings = settings or calibration_settings(db)
-    return per_label_run(db, settings, passes, on_trial=on_trial, should_stop=should_stop)
+    return per_label_run(db, settings, passes, on_trial=on_trial, should_stop=should_stop,
+                         on_sentence=on_sentence)
 
 
 def report(db: PathLike, labels: bool = False, plot: PathLike | None = None) -> str:

@@ -342,3 +342,13 @@ def test_check_and_backup_show_their_time_on_a_terminal(trained_db: Path, tmp_pa
     monkeypatch.setattr(clparse.progress, "is_terminal", lambda _stream: True)
     code, _, err = invoke(*[a.format(tmp=tmp_path) for a in command], "--db", trained_db)
     assert code == 0 and shown.format(tmp=tmp_path) in err, err
+
+
+def test_calibrate_per_label_shows_each_trials_parse_on_a_terminal(db_copy: Path) -> None:
+    """Each trial parses the whole dev set (minutes at beam 1000 on GUM) and only its result line showed."""
+    assert clparse("calibrate", "--db", db_copy, "--beam", "1", "--points", "2").returncode == 0
+    status, _, shown = run_on_terminal([str(BIN / "clparse"), "calibrate", "--db", str(db_copy), "--beam",
+                                        "1", "--per-label", "--passes", "1"], "", ENV)
+    assert status == 0, shown
+    assert re.search(r"trial NP at Θ̂ [0-9.]+: 20/20 sentences \(100 %\)", shown), shown
+    assert re.search(r"\nNP +Θ̂ [0-9.]+ +F1", shown), shown  # the trial's line on a line of its own

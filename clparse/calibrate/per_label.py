@@ -64,8 +64,11 @@ def _trials(order: list[str], grid: list[float], thetas: dict[str, float], passe
 
 def calibrate_per_label(db: str | Path, settings: CalibrationSettings = CalibrationSettings(),
                         passes: int = 2, on_trial: Callable[[str, float, float, bool], object] | None = None,
-                        should_stop: Callable[[], bool] = lambda: False) -> PerLabelResult:
-    """Per-label Θ̂ on the stored dev set, from the finished global calibration with these settings."""
+                        should_stop: Callable[[], bool] = lambda: False,
+                        on_sentence: Callable[[str, float, int, int], object] | None = None
+                        ) -> PerLabelResult:
+    """Per-label Θ̂ on the stored dev set, from the finished global calibration with these settings.
+    ``on_sentence(label, theta, done, total)`` follows each trial's parsing of the dev set."""
     if passes < 1:
         raise ConfigurationError(f"passes must be at least 1, got {passes}")
     database = Database(db)
@@ -106,7 +109,8 @@ def calibrate_per_label(db: str | Path, settings: CalibrationSettings = Calibrat
                 raise _Stopped
             start = time.perf_counter()
             trial = {**thetas, label: theta}
-            parsed = parse_dev(database, load_model(database, trial), gold, settings, tagger,
+            follow = None if on_sentence is None else lambda n: on_sentence(label, theta, n, len(gold))
+            parsed = parse_dev(database, load_model(database, trial), gold, settings, tagger, follow,
                                should_stop=should_stop)
             if parsed is None:
                 raise _Stopped

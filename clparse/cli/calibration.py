@@ -100,12 +100,30 @@ def calibrate_command(db: Path, dev: tuple[Path, ...], thetas: list[float] | Non
 
 
 def _calibrate_per_label(db: Path, settings: api.CalibrationSettings, passes: int) -> None:
+    from clparse.progress import Progress
+
     flag = stop_request("trial", "clparse calibrate --per-label")
+    bar: list[Progress] = []  # the trial in flight's: a trial parses the whole dev set
+
+    def sentence(label: str, theta: float, done: int, total: int) -> None:
+        if not bar:  # made after the first sentence: it counts, but not in the rate (it began unseen)
+            bar.append(Progress(f"trial {label} at Θ̂ {theta:.4g}", total, "sentences"))
+            bar[0].done = bar[0].initial = done
+            return
+        bar[0].update(1)
 
     def trial(label: str, theta: float, f1: float, accepted: bool) -> None:
+        for ended in bar:
+            ended.close()
+        bar.clear()
         click.echo(f"{label:<8} Θ̂ {theta:<10.4g} F1 {f1:6.2f}{'  kept' if accepted else ''}", err=True)
 
-    result = api.calibrate_per_label(db, settings=settings, passes=passes, on_trial=trial, should_stop=flag)
+    try:
+        result = api.calibrate_per_label(db, settings=settings, passes=passes, on_trial=trial,
+                                         should_stop=flag, on_sentence=sentence)
+    finally:
+        for ended in bar:
+            ended.close()
     moved = {label: t for label, t in result.thetas.items() if t != result.start_theta}
     click.echo(f"per-label Θ̂ from Θ̂ = {result.start_theta:.4g} (F1 {result.start_f1:.2f}): F1 "
                f"{result.f1:.2f} after {result.replayed + result.trials} trial(s) ({result.replayed} read "

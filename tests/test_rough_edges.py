@@ -352,3 +352,24 @@ def test_calibrate_per_label_shows_each_trials_parse_on_a_terminal(db_copy: Path
     assert status == 0, shown
     assert re.search(r"trial NP at Θ̂ [0-9.]+: 20/20 sentences \(100 %\)", shown), shown
     assert re.search(r"\nNP +Θ̂ [0-9.]+ +F1", shown), shown  # the trial's line on a line of its own
+
+
+@pytest.mark.parametrize("command", [["treebank", "stats"], ["treebank", "preprocess"]])
+def test_a_bad_step_names_the_near_miss_not_every_step(command: list[str]) -> None:
+    """The error listed all 7 step names (230 characters)."""
+    from clparse.data import sample_path
+
+    code, _, err = invoke(*command, "--skip-step", "strip_function", sample_path("dev"))
+    assert code == 2, err
+    assert err.splitlines()[-1] == ("Error: Invalid value for '--skip-step': 'strip_function' is not one of "
+                                    "the 7 choices; did you mean strip_function_tags?"), err
+
+
+def test_prepare_names_the_near_miss_of_a_bad_step(tmp_path: Path) -> None:
+    from clparse.data import sample_path
+
+    error = usage_error(clparse("prepare", "--db", tmp_path / "run.sqlite", "--train", sample_path("dev"),
+                                "--skip-step", "xyz"))
+    assert error == ("Error: Invalid value for '--skip-step': 'xyz' is not one of the 7 choices; --help "
+                     "lists the choices")
+    assert not (tmp_path / "run.sqlite").exists()

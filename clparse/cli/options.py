@@ -79,10 +79,23 @@ class ManyValues(Command):
         return super().parse_args(ctx, out)
 
 
-def step_names() -> tuple[str, ...]:
+class LongChoice(click.Choice):  # type: ignore[type-arg]
+    """A choice among many long names (preprocessing steps): a bad value names the near miss, or points to
+    --help, instead of listing every name (a 230-character error)."""
+
+    def get_invalid_choice_message(self, value: Any, ctx: click.Context | None) -> str:
+        from difflib import get_close_matches
+
+        near = get_close_matches(str(value), [str(c) for c in self.choices], n=1, cutoff=0.5)
+        hint = f"did you mean {near[0]}?" if near else "--help lists the choices"
+        return f"{value!r} is not one of the {len(self.choices)} choices; {hint}"
+
+
+def step_names() -> LongChoice:
+    """The preprocessing steps as a choice (--skip-step)."""
     from clparse.preprocess import STEP_NAMES
 
-    return tuple(STEP_NAMES)
+    return LongChoice(tuple(STEP_NAMES))
 
 
 class Theta(click.ParamType):

@@ -58,7 +58,7 @@ def _skip_bad_refused(ctx: click.Context, param: click.Parameter, value: bool) -
 @click.option("--min-word-count", "--vocab-min", "vocab_min", cls=Renamed, old=("--vocab-min",),
               type=click.IntRange(min=1), default=5, show_default=True,
               help="Words seen fewer times in training become UNK (1 keeps the full vocabulary).")
-@click.option("--skip-step", "skip_steps", multiple=True, type=click.Choice(step_names()),
+@click.option("--skip-step", "skip_steps", multiple=True, type=step_names(),
               help="Switch off a preprocessing step (repeatable).")
 @click.option("--constraints/--no-constraints", default=True, show_default=True,
               help="Candidate constraints: no span beginning or ending with punctuation, ROOT only over a "

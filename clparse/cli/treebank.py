@@ -14,7 +14,7 @@ from clparse.cli.options import TREEBANK, step_names, treebank_files
 
 
 def _preprocess_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    func = click.option("--skip-step", "skip_steps", multiple=True, type=click.Choice(step_names()),
+    func = click.option("--skip-step", "skip_steps", multiple=True, type=step_names(),
                         help="Switch off one preprocessing step (repeatable).")(func)
     func = click.option("--max-words", type=click.IntRange(min=0), default=None,
                         callback=lambda _ctx, _param, value: value or None,  # 0: every length, as in prepare

@@ -370,6 +370,6 @@ def test_prepare_names_the_near_miss_of_a_bad_step(tmp_path: Path) -> None:
 
     error = usage_error(clparse("prepare", "--db", tmp_path / "run.sqlite", "--train", sample_path("dev"),
                                 "--skip-step", "xyz"))
-    assert error == ("Error: Invalid value for '--skip-step': 'xyz' is not one of the 7 choices; --help "
-                     "lists the choices")
+    assert error == ("Error: Invalid value for '--skip-step': 'xyz' is not one of 'strip_function_tags', "
+                     "'delete_empty_elements', … (7 choices; --help lists them)")
     assert not (tmp_path / "run.sqlite").exists()

@@ -86,9 +86,12 @@ class LongChoice(click.Choice):  # type: ignore[type-arg]
     def get_invalid_choice_message(self, value: Any, ctx: click.Context | None) -> str:
         from difflib import get_close_matches
 
-        near = get_close_matches(str(value), [str(c) for c in self.choices], n=1, cutoff=0.5)
-        hint = f"did you mean {near[0]}?" if near else "--help lists the choices"
-        return f"{value!r} is not one of the {len(self.choices)} choices; {hint}"
+        names = [str(c) for c in self.choices]
+        near = get_close_matches(str(value), names, n=1, cutoff=0.5)
+        if near:
+            return f"{value!r} is not one of the {len(names)} choices; did you mean {near[0]}?"
+        first = ", ".join(map(repr, names[:2]))
+        return f"{value!r} is not one of {first}, … ({len(names)} choices; --help lists them)"
 
 
 def step_names() -> LongChoice:

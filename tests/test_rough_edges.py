@@ -82,10 +82,11 @@ def usage_error(done: subprocess.CompletedProcess[str]) -> str:
 
 
 @pytest.mark.parametrize("args, said", [
-    (["train", "--until-theta", "-1"], "Invalid value for '--until-theta': '-1': give a number > 0"),
-    (["train", "--until-theta", "inf"], "Invalid value for '--until-theta': 'inf': give a finite number"),
-    (["train", "--until-theta", "nan"], "Invalid value for '--until-theta': 'nan': give a finite number"),
-    (["train", "--smoothing", "nan"], "Invalid value for '--smoothing': 'nan': give a finite number"),
+    (["train", "--until-theta", "-1"], "'--until-theta': must be positive, got -1"),
+    (["train", "--until-theta", "inf"], "'--until-theta': must be a finite number, got inf"),
+    (["train", "--until-theta", "nan"], "'--until-theta': must be a finite number, got nan"),
+    (["train", "--smoothing", "nan"], "'--smoothing': must be a finite number, got nan"),
+    (["train", "--smoothing", "-1"], "'--smoothing': must be a non-negative number, got -1"),
     (["train", "--sample-seed", "-1"], "Invalid value for '--sample-seed': -1 is not in the range x>=0."),
     (["prepare", "--train", "{train}", "--seed", "-1"], "Invalid value for '--seed': -1 is not in the range"),
     (["compare", "{train}", "{train}", "{train}", "--seed", "-1"], "Invalid value for '--seed': -1 is not"),

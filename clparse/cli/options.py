@@ -129,16 +129,19 @@ class Number(click.ParamType):
         self.above, self.at_least = above, at_least
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        # The library's words for the same faults (StopRule, BoostSettings), so both read alike.
         try:
             number = float(value)
         except ValueError:
-            self.fail(f"{value!r} is not a number", param, ctx)
+            self.fail(f"{value!r} is not a valid float.", param, ctx)
         if not math.isfinite(number):
-            self.fail(f"{value!r}: give a finite number", param, ctx)
+            self.fail(f"must be a finite number, got {value}", param, ctx)
         if self.above is not None and not number > self.above:
-            self.fail(f"{value!r}: give a number > {self.above:g}", param, ctx)
+            rule = "must be positive" if self.above == 0 else f"must be > {self.above:g}"
+            self.fail(f"{rule}, got {value}", param, ctx)
         if self.at_least is not None and not number >= self.at_least:
-            self.fail(f"{value!r}: give a number ≥ {self.at_least:g}", param, ctx)
+            rule = "must be a non-negative number" if self.at_least == 0 else f"must be ≥ {self.at_least:g}"
+            self.fail(f"{rule}, got {value}", param, ctx)
         return number
 
 

@@ -45,8 +45,9 @@ def verbose() -> bool:
 def one_line(text: str, limit: int | None = LIMIT) -> str:
     """A message as one short line: its lines joined by "; " (SQLite's integrity report, say), then, past
     ``limit`` characters (None: never), each parenthesized list cut to its first item and a count (a Θ̂ no
-    label is trained past listed every label), then the lists dropped, then the text cut, each step only
-    while the line is still too long. What is cut is said to be there with ``--verbose``."""
+    label is trained past listed every label), then lists and long asides dropped, each step only while
+    the line is still too long. What is cut is said to be there with ``--verbose``; the prose around
+    stays whole."""
     line = ""
     for part in text.splitlines():
         part = part.replace("*** in database main ***", "").strip()  # SQLite's header says nothing
@@ -60,10 +61,7 @@ def one_line(text: str, limit: int | None = LIMIT) -> str:
             if shorter == line:
                 break
             line = shorter
-    if len(line) > limit:
-        cut = f"… (all {_MORE})"
-        line = line[:limit - len(cut)].rsplit(" ", 1)[0] + cut
-    return line
+    return line  # prose is never cut: what is left says what to do (long paths are the user's own)
 
 
 def _groups(text: str) -> list[tuple[int, int]]:
@@ -97,7 +95,8 @@ def _shorten_longest_list(line: str, keep: int) -> str:
     for start, end in _groups(line):
         inner = line[start + 1:end - 1]
         items, cut = _items(inner), _MORE in inner
-        if (keep and len(items) > 1 and not cut) or (not keep and (len(items) > 1 or cut)
+        long = len(items) > 1 or cut or len(inner) > 80  # a list, or a quoted sentence, say
+        if (keep and len(items) > 1 and not cut) or (not keep and long
                                                       and not inner.endswith(f"details {_MORE}")):
             lists.append((end - start, start, end, items))
     if not lists:

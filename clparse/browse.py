@@ -143,16 +143,13 @@ def table_descriptions() -> dict[str, tuple[str, dict[str, str]]]:
 def page_sizes(db: str | Path) -> dict[str, int]:
     """Rows per page for each table whose rows average more than PAGE_BYTES / 100 bytes of blobs (read from
     the file, immutable: blob lengths come from the record headers, the blobs themselves are not read)."""
-    from sqlalchemy import LargeBinary
-
     from clparse.store.engine import open_read_only
-    from clparse.store.schema import metadata
+    from clparse.store.schema import blob_columns
 
     sizes = {}
     connection = open_read_only(db, "immutable")
     try:
-        for name, table in metadata.tables.items():
-            columns = [c.name for c in table.columns if isinstance(c.type, LargeBinary)]
+        for name, columns in blob_columns().items():
             if columns:
                 lengths = " + ".join(f"coalesce(length({c}), 0)" for c in columns)
                 (average,), = connection.execute(f"SELECT coalesce(avg({lengths}), 0) FROM {name}")

@@ -446,3 +446,9 @@ combination_members = Table(
            comment="The member's own 1-best labelled F1 (%) on the dev set."),
     comment="The members of a combination, in order. Revision 0009.",
 )
+
+
+def blob_columns() -> dict[str, list[str]]:
+    """Per table, its blob columns (for readers that size pages by blob bytes, such as ``clparse browse``)."""
+    return {name: [c.name for c in table.columns if isinstance(c.type, LargeBinary)]
+            for name, table in metadata.tables.items()}

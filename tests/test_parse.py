@@ -148,9 +148,12 @@ def test_cli_theta_below_training_fails(trained_db: Path) -> None:
     result = invoke(["parse", "--db", trained_db, "--theta", "0.01", "--beam", "1"], "The dog barked .\n")
     assert result.exit_code == 1
     assert "not every label is trained past" in result.stderr
+    assert result.stdout == "" and len(result.stderr.strip().splitlines()) == 1  # one short line
     short = [r.label for r in label_status(trained_db) if r.state != "converged" and r.theta >= 0.01]
-    assert short and all(f"{label}: trained only down to" in result.stderr for label in short)
-    assert result.stdout == ""
+    verbose = invoke(["--verbose", "parse", "--db", trained_db, "--theta", "0.01", "--beam", "1"],
+                     "The dog barked .\n")
+    assert verbose.exit_code == 1  # --verbose names every label short of Θ̂
+    assert short and all(f"{label}: trained only down to" in verbose.stderr for label in short)
 
 
 def test_cli_theta_best_before_calibration_fails(trained_db: Path) -> None:

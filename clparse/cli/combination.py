@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from clparse.cli.core import main
-from clparse.cli.options import TREEBANK, ManyValues, treebank_files
+from clparse.cli.options import TREEBANK, ManyValues, Renamed, treebank_files
 
 
 class MemberList(ManyValues):
@@ -43,7 +43,8 @@ def _member(ctx: click.Context, param: click.Parameter, values: tuple[str, ...])
                    "member for fitting and evaluating (it cannot parse new text).")
 @click.option("--dev", multiple=True, required=True, type=TREEBANK, callback=treebank_files,
               help="Gold dev trees (files or directories) to fit on; their gold tags are parsed.")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
+@click.option("-o", "--output", "--out", "out", cls=Renamed, old=("--out",),
+              type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="The combination's database (created; or one holding only combinations: the new "
                    "combination is added and becomes the one `parse` uses).")
 @click.option("--kbest", "k", type=click.IntRange(min=1), default=10, show_default=True,
@@ -62,12 +63,12 @@ def combine_command(members: tuple[object, ...], ptb_members: tuple[Path, ...], 
     members and trees holding it, of the member's weight λ times the tree's share f of its list (a
     softmax of tree scores at temperature τ); constituents below ρ are pruned and the heaviest
     compatible set is the combined tree. λ, ρ and τ are fitted by Powell's method on dev F1, and the
-    combination is stored in --out (tables combinations and combination_members), where `clparse parse
+    combination is stored in --output (tables combinations and combination_members), where `clparse parse
     --db OUT` uses it and `clparse sql --db OUT` shows it. See docs/combination.md.
 
     \b
     clparse combine --member db/quickstart.sqlite@best --member db/quickstart.sqlite@10 \\
-        --dev clparse/data/sample/dev.ptb --kbest 5 --beam 50 --out db/combo.sqlite
+        --dev clparse/data/sample/dev.ptb --kbest 5 --beam 50 -o db/combo.sqlite
     """
     from clparse.combine.run import MemberSpec, fit_members
 

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from clparse import api
-from clparse.cli.core import main, with_options
+from clparse.cli.core import main, one_line, with_options
 from clparse.cli.options import DB_OPTION, TREEBANK, ManyValues, Theta, search_options, treebank_files
 from clparse.errors import ClparseError
 from clparse.output import FORMATS, format_result
@@ -116,7 +116,7 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
     def warn(message: str) -> None:
         if bar.enabled and bar.done:
             click.echo("", err=True)  # keep the warning off the progress line
-        click.echo(f"warning: {with_options(message)}", err=True)
+        click.echo(f"warning: {one_line(with_options(message))}", err=True)
 
     tally = api.ParseTally()
     with bar:

@@ -1,12 +1,13 @@
 """POS-tagger options on GUM: each trained on GUM train, measured on GUM dev.
 
-Usage: python benchmarks/tagging.py [--options perceptron,crf] [--c1 0.2] [--c2 0.001] [--iterations 150]
-                                    [--passes 2] [--limit N] [--save DIR]
+Usage: python benchmarks/tagging.py [--options perceptron,crf] [--c1 C1] [--c2 C2] [--iterations 150]
+                                    [--feature-set 2] [--passes 2] [--limit N] [--save DIR]
 
 Options: ``perceptron`` is clparse.tag.perceptron.Tagger as the pipeline trains it today (NLTK's
 averaged perceptron, 5 iterations, seed 0); ``crf`` is clparse.tag.crf.CrfTagger with the given
-settings (defaults: the study's winner). Both learn from every tree of GUM train (all lengths, the
-tagger is not length-filtered), tokens without ``-NONE-``, files in sorted name order.
+settings (defaults: the stored tagger's; ``--feature-set 1`` is the feature set before issue 29). Both
+learn from every tree of GUM train (all lengths, the tagger is not length-filtered), tokens without
+``-NONE-``, files in sorted name order.
 
 Columns: token accuracy on all of GUM dev (1,575 sentences) and on dev <= 15 words, where length
 counts words as the parser's length filter does (``clparse.preprocess.sentence_length``: neither
@@ -74,7 +75,7 @@ from typing import Any, TypeVar
 from clparse.preprocess import sentence_length
 from clparse.read import read_trees
 from clparse.read.ptb import format_tree, parse_tree
-from clparse.tag.crf import DEFAULT_C1, DEFAULT_C2, DEFAULT_ITERATIONS, CrfTagger
+from clparse.tag.crf import DEFAULT_ITERATIONS, FEATURE_SET, FEATURE_SETS, CrfTagger
 from clparse.tag.evaluate import TagsWords
 from clparse.tag.perceptron import Tagger
 
@@ -100,13 +101,16 @@ def options(args: argparse.Namespace) -> dict[str, Option]:
         return tagger, tagger.to_json().encode("utf-8")
 
     def crf(data: list[Sentence]) -> tuple[TagsWords, bytes]:
-        tagger = CrfTagger.train(data, c1=args.c1, c2=args.c2, iterations=args.iterations)
+        tagger = CrfTagger.train(data, c1=args.c1, c2=args.c2, iterations=args.iterations,
+                                 feature_set=args.feature_set)
         return tagger, tagger.to_bytes()
 
     return {
         "perceptron": Option("NLTK perceptron, 5 it. (today)", perceptron,
                              lambda stored: Tagger.from_json(stored.decode("utf-8"))),
-        "crf": Option(f"CRF c1={args.c1:g} c2={args.c2:g}, {args.iterations} it.", crf, CrfTagger.from_bytes),
+        "crf": Option(f"CRF feature set {args.feature_set}, c1={'default' if args.c1 is None else args.c1} "
+                      f"c2={'default' if args.c2 is None else args.c2}, {args.iterations} it.", crf,
+                      CrfTagger.from_bytes),
     }
 
 
@@ -479,9 +483,11 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=10_000,
                         help="--parsers: shuffling trials of each comparison")
     parser.add_argument("--options", default="perceptron,crf", help="comma-separated: perceptron, crf")
-    parser.add_argument("--c1", type=float, default=DEFAULT_C1)
-    parser.add_argument("--c2", type=float, default=DEFAULT_C2)
+    parser.add_argument("--c1", type=float, default=None, help="CRF L1 weight (default: the feature set's)")
+    parser.add_argument("--c2", type=float, default=None, help="CRF L2 weight (default: the feature set's)")
     parser.add_argument("--iterations", type=int, default=DEFAULT_ITERATIONS, help="CRF iterations")
+    parser.add_argument("--feature-set", type=int, choices=FEATURE_SETS, default=FEATURE_SET,
+                        help="CRF feature set (clparse.tag.crf)")
     parser.add_argument("--passes", type=int, default=2, help="tagging passes over dev; the best is reported")
     parser.add_argument("--limit", type=int, default=None,
                         help="only the first N train and dev sentences (a smoke test)")

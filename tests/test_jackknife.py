@@ -162,3 +162,30 @@ def test_prepare_cli_jackknife_options(tmp_path: Path) -> None:
     assert read_rows(db, "SELECT count(*) FROM sentences WHERE split = 'train' AND fold IS NULL") == [(0,)]
     assert {f for (f,) in read_rows(db, "SELECT DISTINCT fold FROM sentences WHERE split = 'train'")} \
         == {0, 1}
+
+
+def test_training_and_parsing_set_aside_the_same_tokens_for_the_same_tags() -> None:
+    """Jackknifed tags reach the training trees through retag + preprocessing, and raw text reaches the
+    parser as a flat tree: with the same tags, both must set aside (quotes, outermost punctuation) the
+    same tokens, or the parser would train on other inputs than it meets (issue 29's mismatch question)."""
+    from clparse.preprocess.pipeline import PreprocessConfig, preprocess_tree, preprocess_treebank
+    from clparse.read.tree import Tree
+
+    config = PreprocessConfig(max_words=None)
+    swaps = {",": "NN", "NN": "''", "``": "JJ", "JJ": ".", ".": "VB"}  # across the punctuation line
+    checked = 0
+    for n, tree in enumerate(read_trees(sample_path("train"))):
+        gold = [(w, t) for w, t in tree.tagged_words() if t != NONE_TAG]
+        if not gold:
+            continue
+        for tags in ([t for _, t in gold], [swaps.get(t, t) if (i + n) % 3 == 0 else t
+                                           for i, (_, t) in enumerate(gold)]):
+            trained = list(preprocess_treebank([retag(tree, tags)], config))
+            parsed = preprocess_tree(Tree("S", [Tree.preterminal(t, w) for (w, _), t in zip(gold, tags)]),
+                                     config)
+            assert (parsed is None) == (not trained)
+            if parsed is not None:
+                assert [r.index for r in parsed.removed] == [r.index for r in trained[0].removed]
+                assert trained[0].tree.words() == parsed.tree.words()
+                checked += 1
+    assert checked > 100

@@ -1,27 +1,35 @@
 """Part-of-speech tagging with a linear-chain CRF (CRFsuite through python-crfsuite), stored as bytes.
 
 Why a CRF: in the tagger study of issue 12 on GUM (train 10,224 sentences, dev 28,119 tokens,
-all lengths; ``benchmarks/tagging.py`` repeats it), it was the only option to reach the 96.0 %
-goal: 96.18 % (1,074 errors) against 95.02 % for NLTK's perceptron as clparse trains it and
-95.96 % for that perceptron with rich features and 10 iterations; unknown words 85.7 % against
-81.9 %, dev <= 15 words 96.23 % against 94.61 %. It also tags about 3.5 times faster (about
-140,000 tokens/s with the Python feature extraction, one sentence per call) and its model is half
-the size (2.0 MB against 3.9 MB of JSON). Training costs about 75 CPU seconds against 26. The
-defaults (``c1=0.2, c2=0.001``, 150 iterations of L-BFGS, which is OWL-QN because ``c1 > 0``)
-were the best of the settings tried; 200 iterations changed nothing that matters.
+all lengths; ``benchmarks/tagging.py`` repeats it) it was the only option to reach 96.0 %: with
+feature set 1 96.18 % (1,074 errors) against 95.02 % for NLTK's perceptron as clparse trains it;
+unknown words 85.7 % against 81.9 %. Feature set 2 (issue 29, docs/tagger.md) reaches
+96.44 % on GUM dev, short of the 97 % asked for: the errors left are mostly NN/JJ, VBN/VBD,
+VBP/VB and NN/VBG on known words, which more word features did not move.
 
-Features (:func:`sentence_features`, every one a string with weight 1): a bias; the lower-cased
-word; its prefixes and suffixes of 1-4 characters; its collapsed shape (``Mr.`` -> ``Xx.``);
-flags for a digit, all digits, a hyphen, an initial capital (a flag of its own on the first
-token) and all capitals; the lower-cased words at -2, -1, +1 and +2 (padded past the sentence ends); the word
-bigrams with its left and right neighbour; ``BOS`` and ``EOS`` on the first and last token. Label
-transitions are CRFsuite's first-order ones, all of them allowed (L1 prunes what is useless).
-Adding the neighbours' suffix and shape made it worse (96.06 %), so the set stays as it is.
+Feature set 1 (:func:`sentence_features`, every one a string with weight 1): a bias; the
+lower-cased word; its prefixes and suffixes of 1-4 characters; its collapsed shape (``Mr.`` ->
+``Xx.``); flags for a digit, all digits, a hyphen, an initial capital (a flag of its own on the
+first token) and all capitals; the lower-cased words at -2, -1, +1 and +2 (padded past the
+sentence ends); the word bigrams with its left and right neighbour; ``BOS`` and ``EOS`` on the
+first and last token. Label transitions are CRFsuite's first-order ones, all of them allowed (L1
+prunes what is useless); CRFsuite has no second-order transitions. Defaults ``c1=0.2, c2=0.001``.
 
-The bytes of :meth:`CrfTagger.to_bytes` are CRFsuite's model file behind a 52-byte header of our
-own: a magic string, the format version, the feature-set version and the SHA-256 of the model. The
-feature function is part of the model (a model tagged with other features fails silently), and
-the hash turns any damage into an error instead of wrong tags. Not a pickle: loading runs no code.
+Feature set 2 (:func:`sentence_features_v2`, the default for new models): set 1, plus the word's
+ambiguity class (the tags it had in training, a :class:`Lexicon` stored with the model) and its
+suffixes of 5 and 6 characters; a word the lexicon does not know loses the attributes that name it.
+Training tokens get their class from the other folds of the training data, so the class never
+carries a token's own gold tag. Defaults ``c1=0.05, c2=0.05`` (more L2 than set 1), 150 iterations
+of L-BFGS (OWL-QN, since ``c1 > 0``). Measured one at a time and dropped: the neighbours' shapes,
+the neighbours' classes, the pair of words at -1 and +1.
+
+The bytes of :meth:`CrfTagger.to_bytes` are a 52-byte header of our own (a magic string, the
+format version, the feature-set version and the SHA-256 of the rest), then, for feature set 2, the
+lexicon (its length, then sorted ASCII JSON), then CRFsuite's model file. A model is always tagged
+with the feature set it was trained with: the features are part of the model (a model tagged with
+other features fails silently), so every feature set stays computable, frozen, and a change to one
+is a new set. The hash turns any damage into an error instead of wrong tags. Not a pickle:
+loading runs no code.
 
 >>> data = [[("the", "DT"), ("dog", "NN"), ("barks", "VBZ")], [("a", "DT"), ("cat", "NN"), ("sleeps", "VBZ")]]
 >>> tagger = CrfTagger.train(data * 10, iterations=20)
@@ -34,9 +42,11 @@ True
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import struct
 import tempfile
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -48,11 +58,20 @@ from clparse.tag.checks import checked_sentence, checked_words
 
 MAGIC = b"clparse.tag.crf\x00"
 FORMAT_VERSION = 1
-FEATURE_SET = 1  # bump whenever sentence_features changes: old models must then be refused
-_HEADER = struct.Struct("<16sHH32s")  # magic, format version, feature-set version, SHA-256 of the model
+# The feature set new models are trained with. Every set in FEATURE_SETS stays computable, frozen, so
+# a stored model is tagged with the features it was trained with; a new set gets a new number.
+FEATURE_SET = 2
+FEATURE_SETS = (1, 2)
+_HEADER = struct.Struct("<16sHH32s")  # magic, format version, feature-set version, SHA-256 of the payload
+_LEXICON_SIZE = struct.Struct("<I")  # feature set 2: bytes of the lexicon's JSON before CRFsuite's model
+# Feature set 2's ambiguity classes of training tokens come from the other folds (see Lexicon).
+LEXICON_FOLDS = 10
+LEXICON_BLOCK = 200  # sentences dealt to a fold together, so a document mostly stays in one fold
 
-DEFAULT_C1 = 0.2
-DEFAULT_C2 = 0.001
+# L1 and L2 weights of feature set 2, tuned on GUM dev (docs/tagger.md); set 1 keeps its own.
+DEFAULT_C1 = 0.05
+DEFAULT_C2 = 0.05
+_DEFAULTS = {1: (0.2, 0.001), 2: (DEFAULT_C1, DEFAULT_C2)}
 DEFAULT_ITERATIONS = 150
 # A POS tag set has tens of tags; CRFsuite allocates label x label matrices per tagger, so a model
 # claiming more labels than this is not ours and could exhaust memory.
@@ -64,7 +83,7 @@ class CrfTagger:
 
     def __init__(self, data: bytes) -> None:
         """Open a model from :meth:`to_bytes` output; same as :meth:`from_bytes`."""
-        data, model = _checked(data)
+        data, feature_set, lexicon, model = _checked(data)
         tagger = pycrfsuite.Tagger()
         try:
             tagger.open_inmemory(model)
@@ -82,15 +101,25 @@ class CrfTagger:
         self._data = data
         self._tagger = tagger
         self._labels = list(labels)
+        self.feature_set = feature_set  # the features it was trained with, hence tags with
+        self.lexicon = lexicon
 
     @classmethod
-    def train(cls, sentences: Sequence[Sequence[tuple[str, str]]], c1: float = DEFAULT_C1,
-              c2: float = DEFAULT_C2, iterations: int = DEFAULT_ITERATIONS) -> CrfTagger:
+    def train(cls, sentences: Sequence[Sequence[tuple[str, str]]], c1: float | None = None,
+              c2: float | None = None, iterations: int = DEFAULT_ITERATIONS,
+              feature_set: int = FEATURE_SET) -> CrfTagger:
         """Train on ``(word, tag)`` sentences; the same sentences and settings give the same bytes.
 
         Nothing in CRFsuite's L-BFGS is random, and feature ids follow the order sentences and
-        features are appended in, which is fixed here (no set or dict iteration).
+        features are appended in, which is fixed here (no set or dict iteration). ``feature_set``
+        1 is the old feature set, kept so that its models can be rebuilt and compared; ``c1`` and
+        ``c2`` default to the feature set's own.
         """
+        if feature_set not in FEATURE_SETS:
+            raise ConfigurationError(f"CRF tagger feature set must be one of {FEATURE_SETS}, "
+                                     f"got {feature_set!r}")
+        c1 = _DEFAULTS[feature_set][0] if c1 is None else c1
+        c2 = _DEFAULTS[feature_set][1] if c2 is None else c2
         for name, value in (("c1", c1), ("c2", c2)):
             if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
                 raise ConfigurationError(f"CRF tagger {name} must be a finite number >= 0, got {value!r}")
@@ -100,13 +129,24 @@ class CrfTagger:
                 if (pairs := checked_sentence(sentence, n))]
         if not data:
             raise ValueError("no tagged words to train the tagger on")
-        trainer = pycrfsuite.Trainer(verbose=False)
         for n, sentence in data:
             try:
-                trainer.append(sentence_features([_utf8(word) for word, _ in sentence]),
-                               [tag for _, tag in sentence])
-            except UnicodeEncodeError as exc:  # only a tag can be left to fail: words went through _utf8
+                for _, tag in sentence:
+                    tag.encode("utf-8")
+            except UnicodeEncodeError as exc:  # only a tag can be left to fail: words go through _utf8
                 raise ValueError(f"sentence {n}: a tag cannot be encoded as UTF-8 ({exc})") from exc
+        words = [[_utf8(word) for word, _ in sentence] for _, sentence in data]
+        lexicon = None
+        if feature_set == 1:
+            attributes = [sentence_features(w) for w in words]
+        else:
+            tagged = [list(zip(w, (tag for _, tag in sentence))) for w, (_, sentence) in zip(words, data)]
+            lexicon = Lexicon.build(tagged)
+            attributes = [sentence_features_v2(w, classes)
+                          for w, classes in zip(words, Lexicon.held_out_classes(tagged))]
+        trainer = pycrfsuite.Trainer(verbose=False)
+        for features, (_, sentence) in zip(attributes, data):
+            trainer.append(features, [tag for _, tag in sentence])
         trainer.select("lbfgs")
         trainer.set_params({"c1": float(c1), "c2": float(c2), "max_iterations": iterations,
                             "feature.possible_transitions": True})
@@ -114,7 +154,9 @@ class CrfTagger:
             path = Path(directory) / "model.crfsuite"  # CRFsuite can only write a model to a file
             trainer.train(str(path))
             model = path.read_bytes()
-        return cls(_HEADER.pack(MAGIC, FORMAT_VERSION, FEATURE_SET, hashlib.sha256(model).digest()) + model)
+        payload = model if lexicon is None else _with_lexicon(lexicon, model)
+        header = _HEADER.pack(MAGIC, FORMAT_VERSION, feature_set, hashlib.sha256(payload).digest())
+        return cls(header + payload)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> CrfTagger:
@@ -129,15 +171,21 @@ class CrfTagger:
     def to_bytes(self) -> bytes:
         return self._data
 
+    def features(self, words: Sequence[str]) -> list[list[str]]:
+        """The CRFsuite attributes of each word, from the feature set the model was trained with."""
+        if self.lexicon is None:
+            return sentence_features(words)
+        return sentence_features_v2(words, self.lexicon.classes_of(words))
+
     def tag(self, words: Sequence[str]) -> list[str]:
         """One tag per word. Words are the original tokens: case is a feature, so do not lower them."""
         checked_words(words)
         if not words:
             return []
         try:
-            return list(self._tagger.tag(sentence_features(words)))
+            return list(self._tagger.tag(self.features(words)))
         except (SystemError, UnicodeEncodeError):  # pycrfsuite's way of failing on a lone surrogate
-            return list(self._tagger.tag(sentence_features([_utf8(word) for word in words])))
+            return list(self._tagger.tag(self.features([_utf8(word) for word in words])))
 
     def tag_many(self, sentences: Iterable[Sequence[str]]) -> list[list[str]]:
         return [self.tag(words) for words in sentences]
@@ -163,6 +211,80 @@ class CrfTagger:
         return (CrfTagger, (self._data,))
 
 
+class Lexicon:
+    """What feature set 2 knows of the training words: each word's ambiguity class.
+
+    A word's ambiguity class is the set of tags it had in training (``NN|VB``). Computed from all
+    of training it would always hold the gold tag of a training token, and the CRF would learn to
+    trust it more than it deserves on new text; so each training token gets the class from the
+    other folds (:meth:`held_out_classes`), and a word the other folds never saw gets ``<unk>``,
+    exactly as an unknown word does when tagging. The stored lexicon, used when tagging, has the
+    classes from all of training.
+    """
+
+    def __init__(self, classes: dict[str, str]) -> None:
+        self.classes = classes
+
+    @classmethod
+    def build(cls, sentences: Sequence[Sequence[tuple[str, str]]]) -> Lexicon:
+        return cls({word: _ambiguity_class(tags) for word, tags in _tag_counts(sentences).items()})
+
+    @staticmethod
+    def held_out_classes(sentences: Sequence[Sequence[tuple[str, str]]]) -> list[list[str | None]]:
+        """Per training token, its word's class in the folds other than its own (None: unseen there).
+
+        Blocks of LEXICON_BLOCK consecutive sentences are dealt to LEXICON_FOLDS folds in turn: a
+        document's sentences mostly share a fold, as a new document's words are not in training.
+        """
+        fold = [(i // LEXICON_BLOCK) % LEXICON_FOLDS for i in range(len(sentences))]
+        total = _tag_counts(sentences)
+        per_fold = [_tag_counts([s for s, f in zip(sentences, fold) if f == k]) for k in range(LEXICON_FOLDS)]
+        out: list[list[str | None]] = []
+        for sentence, k in zip(sentences, fold):
+            row: list[str | None] = []
+            for word, _ in sentence:
+                others = total[word] - per_fold[k][word]  # Counter subtraction drops tags left at 0
+                row.append(_ambiguity_class(others) if others else None)
+            out.append(row)
+        return out
+
+    def classes_of(self, words: Sequence[str]) -> list[str | None]:
+        return [self.classes.get(word) for word in words]
+
+    def to_bytes(self) -> bytes:
+        """Sorted JSON (ASCII, so a word with a lone surrogate survives): the same lexicon, the same bytes."""
+        text = json.dumps(sorted(self.classes.items()), ensure_ascii=True, separators=(",", ":"))
+        return text.encode("ascii")
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Lexicon:
+        try:
+            pairs = json.loads(data.decode("ascii"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise ConfigurationError(f"malformed CRF tagger model: its lexicon is not JSON ({exc})") from exc
+        _require(isinstance(pairs, list) and all(
+            isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) and x for x in pair)
+            for pair in pairs), "its lexicon is not a list of [word, class] pairs")
+        return cls(dict(pairs))
+
+
+def _tag_counts(sentences: Iterable[Sequence[tuple[str, str]]]) -> defaultdict[str, Counter[str]]:
+    counts: defaultdict[str, Counter[str]] = defaultdict(Counter)
+    for sentence in sentences:
+        for word, tag in sentence:
+            counts[word][tag] += 1
+    return counts
+
+
+def _ambiguity_class(tags: Counter[str]) -> str:
+    return "|".join(sorted(tags))
+
+
+def _with_lexicon(lexicon: Lexicon, model: bytes) -> bytes:
+    text = lexicon.to_bytes()
+    return _LEXICON_SIZE.pack(len(text)) + text + model
+
+
 def _utf8(word: str) -> str:
     """``word`` as CRFsuite can take it (UTF-8): a lone surrogate, as input decoded with
     ``surrogateescape`` holds, becomes its backslash escape, in training and tagging alike."""
@@ -184,7 +306,7 @@ def shape(word: str) -> str:
 
 
 def sentence_features(words: Sequence[str]) -> list[list[str]]:
-    """CRFsuite attributes of each token (feature set 1; see the module docstring)."""
+    """CRFsuite attributes of each token: feature set 1 (see the module docstring), frozen."""
     low = [w.lower() for w in words]
     last = len(words) - 1
     pad = ["<s2>", "<s1>", *low, "</s1>", "</s2>"]  # pad[i + 2] is token i
@@ -216,6 +338,29 @@ def sentence_features(words: Sequence[str]) -> list[list[str]]:
     return out
 
 
+def sentence_features_v2(words: Sequence[str], classes: Sequence[str | None]) -> list[list[str]]:
+    """Feature set 2: set 1 plus the word's ambiguity class and its suffixes of 5 and 6 characters (of a
+    longer word); an unknown word has no word identity.
+
+    ``classes`` holds each word's ambiguity class (:class:`Lexicon`), None for a word it does not
+    know. Such a word gets ``amb=<unk>`` and loses the attributes naming it (``w=``, ``w-1|w=``,
+    ``w|w+1=``): on new text they would carry no weight, and a training token unknown to the other
+    folds without them teaches the CRF to tag from spelling and context, as it must on new text.
+    Frozen like set 1: a change is a new feature set.
+    """
+    out = sentence_features(words)
+    for word, features, amb in zip(words, out, classes):
+        if amb is None:
+            features[:] = [f for f in features if not f.startswith(_WORD_IDENTITY)]
+        low = word.lower()
+        features += [f"s{k}=" + low[-k:] for k in (5, 6) if len(low) > k]
+        features.append("amb=" + (amb or "<unk>"))
+    return out
+
+
+_WORD_IDENTITY = ("w=", "w-1|w=", "w|w+1=")
+
+
 # --- Validation of the bytes, after CRFsuite's sources as python-crfsuite 0.9.12 vendors them
 # (chokkan/crfsuite dc5b6c7: lib/crf/src/crf1d_model.c, crf1d_tag.c, lib/cqdb/src/cqdb.c).
 # Integers are little-endian uint32.
@@ -231,9 +376,9 @@ _CQDB_BYTE_ORDER = 0x62445371
 _FEATURE = np.dtype([("type", "<u4"), ("src", "<u4"), ("dst", "<u4"), ("weight", "<f8")])  # 20 bytes, packed
 
 
-def _checked(data: object) -> tuple[bytes, bytes]:
-    """``data`` as bytes and the CRFsuite model inside it, after checking our header, the hash and the
-    layout."""
+def _checked(data: object) -> tuple[bytes, int, Lexicon | None, bytes]:
+    """``data`` as bytes, its feature set, its lexicon (feature set 2) and the CRFsuite model inside it,
+    after checking our header, the hash and the layout."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise ConfigurationError(f"malformed CRF tagger model: expected bytes, got {type(data).__name__}")
     data = bytes(data)  # a bytearray could change under CRFsuite's feet
@@ -246,13 +391,22 @@ def _checked(data: object) -> tuple[bytes, bytes]:
     _, version, feature_set, digest = _HEADER.unpack_from(data)
     _require(version == FORMAT_VERSION,
              f"format version {version} is not supported (expected {FORMAT_VERSION})")
-    _require(feature_set == FEATURE_SET,
-             f"it was trained with feature set {feature_set}, this clparse computes feature set "
-             f"{FEATURE_SET}")
-    model = data[_HEADER.size:]
-    _require(hashlib.sha256(model).digest() == digest, "SHA-256 mismatch: the bytes are truncated or damaged")
+    _require(feature_set in FEATURE_SETS,
+             f"it was trained with feature set {feature_set}, this clparse computes feature sets "
+             f"{', '.join(map(str, FEATURE_SETS))}")
+    payload = data[_HEADER.size:]
+    _require(hashlib.sha256(payload).digest() == digest,
+             "SHA-256 mismatch: the bytes are truncated or damaged")
+    lexicon = None
+    model = payload
+    if feature_set == 2:  # the lexicon, then CRFsuite's model
+        _require(len(payload) >= _LEXICON_SIZE.size, "it is too short for a lexicon")
+        (size,) = _LEXICON_SIZE.unpack_from(payload)
+        _require(_LEXICON_SIZE.size + size <= len(payload), "its lexicon runs past the end")
+        lexicon = Lexicon.from_bytes(payload[_LEXICON_SIZE.size:_LEXICON_SIZE.size + size])
+        model = payload[_LEXICON_SIZE.size + size:]
     _check_crfsuite_layout(model)
-    return data, model
+    return data, feature_set, lexicon, model
 
 
 def _check_crfsuite_layout(model: bytes) -> None:

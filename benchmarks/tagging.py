@@ -20,6 +20,14 @@ UTF-8, or the CRF's bytes). Times are wall / CPU seconds of this process: on a s
 time is the steadier figure. Prints a Markdown table; ``--save DIR`` also writes each stored model
 (``DIR/perceptron.json``, ``DIR/crf.bin``). Needs ../shared (the GUM treebank).
 
+Parsing from raw tokens with a given tagger (``--raw-parse DB``, docs/tagger.md): the database's
+parser (``Parser.from_db(DB, theta=--theta, beam=--beam)``; DB is only read, but must be at the
+current schema: parse a copy) parses every GUM dev sentence with gold tags and with each CRF model
+of ``--models a.bin,b.bin`` as ``parser.tagger``; EVALB F1 on dev <= 15 and all lengths, as EVALB
+scores it and with the gold tags put back on the parse's leaves (so every sentence is scored):
+
+    python benchmarks/tagging.py --raw-parse COPY.sqlite --theta 6 --beam 1 --models old.bin,new.bin
+
 The parser table (``--parsers``): GUM dev <= 15 words (909 sentences), beam 1000, every run with
 the settings the ablation kept (docs/accuracy.md: ``prepare --constraints`` and the four richer
 templates, ``train --until-theta 2 --smoothing 0.5``), each step through the command line:
@@ -464,9 +472,52 @@ def parser_table(args: argparse.Namespace) -> None:
     print(table.markdown())
 
 
+def raw_parse(args: argparse.Namespace) -> None:
+    """F1 of the database's parser on GUM dev with gold tags and with each tagger model's tags."""
+    from clparse.evaluate.evalb import EvalbParams, evaluate
+    from clparse.parser import Parser
+
+    trees = [tree for path in sorted((GUM / "dev").glob("*.ptb")) for tree in read_trees(path)]
+    trees = [tree for tree in trees if gold_tags([tree])[0]]
+    tagged = gold_tags(trees)
+    short = [i for i, tree in enumerate(trees) if sentence_length(tree) <= 15]
+    parser = Parser.from_db(args.raw_parse, theta=args.theta, beam=args.beam)
+    params = EvalbParams(max_errors=len(trees))
+    models = [name.strip() for name in args.models.split(",") if name.strip()]
+    print(f"GUM dev, {args.raw_parse.name} at theta {args.theta:g}, beam {args.beam}\n")
+    print("| tags | tag acc. | F1 <= 15 (scored) | F1 <= 15, all scored | F1 all (scored) "
+          "| F1 all, all scored | s |")
+    print("|---|---|---|---|---|---|---|")
+    for name in ["gold", *models]:
+        parser.tagger = None if name == "gold" else CrfTagger.from_bytes(Path(name).read_bytes())
+        start = time.perf_counter()
+        results = [parser.parse_tagged(s) if name == "gold" else parser.parse([w for w, _ in s])
+                   for s in tagged]
+        seconds = time.perf_counter() - start
+        correct = sum(a == b for r, s in zip(results, tagged) for (_, a), (_, b) in zip(r.tagged, s))
+        parses = [r.tree for r in results]
+        regold = []  # tags only decide which tokens EVALB ignores: the gold ones score every sentence
+        for tree, sentence in zip(parses, tagged):
+            copy = tree.copy()
+            for leaf, (_, tag) in zip(copy.preterminals(), sentence):
+                leaf.label = tag
+            regold.append(copy)
+        cells = []
+        for subset in (short, range(len(trees))):
+            as_is = evaluate([trees[i] for i in subset], [parses[i] for i in subset], params).all
+            fixed = evaluate([trees[i] for i in subset], [regold[i] for i in subset], params).all
+            cells += [f"{as_is.f1:.2f} ({as_is.valid:,})", f"{fixed.f1:.2f}"]
+        accuracy = 100 * correct / sum(map(len, tagged))
+        print(f"| {name} | {accuracy:.2f} % | {' | '.join(cells)} | {seconds:.0f} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--raw-parse", type=Path, default=None, metavar="DB",
+                        help="parse GUM dev with DB's parser, gold tags vs each of --models")
+    parser.add_argument("--models", default="", help="--raw-parse: comma-separated CRF model files")
+    parser.add_argument("--theta", type=float, default=6.0, help="--raw-parse: the parser's theta")
     parser.add_argument("--parsers", action="store_true",
                         help="build the parser table instead of the tagger one")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/out/tagging"),
@@ -493,6 +544,9 @@ def main() -> None:
                         help="only the first N train and dev sentences (a smoke test)")
     parser.add_argument("--save", type=Path, default=None, help="write each stored model into this directory")
     args = parser.parse_args()
+    if args.raw_parse is not None:
+        raw_parse(args)
+        return
     if args.parsers:
         unknown_runs = [name for name in args.runs.split(",") if name.strip() and name.strip() not in RUNS]
         if unknown_runs:

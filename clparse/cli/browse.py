@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 import webbrowser
 from pathlib import Path
 
@@ -37,6 +39,10 @@ def browse_command(db: Path, port: int, host: str, open_browser: bool, check_onl
         for url, rows in browse.check(db, host, port):
             click.echo(f"{url}: {rows} rows")
         return
+    # Ctrl-C (SIGINT) is how the server is stopped: make it raise KeyboardInterrupt even in a process that
+    # inherited SIGINT ignored or blocked (a test runner's child, say), instead of serving on unstoppable.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     server = browse.start(db, host, port)
     try:
         server.wait_until_ready()

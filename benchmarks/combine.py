@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from clparse.combine.fit import Combination, DevSentence, dev_sentence, fit
+from clparse.combine.run import parsed_theta, scored
 from clparse.combine.select import choose, combined_tree
 from clparse.combine.votes import Scored, collect
 from clparse.evaluate import EvalbParams, evaluate
@@ -46,12 +47,12 @@ def member_lists(spec: str, gold: list[Tree], k: int, beam: int, cache: Path) ->
         if len(lists) == len(gold):
             return lists
     db, _, theta = spec.rpartition("@")
-    parser = Parser.from_db(db, theta=theta if theta == "best" else float(theta), beam=beam, kbest=k)
+    parser = Parser.from_db(db, theta=parsed_theta(theta), beam=beam, kbest=k)
     lists, started = [], time.process_time()
     with open(cache, "w", encoding="utf-8") as out:
         for number, tree in enumerate(gold, 1):
             result = parser.parse_tagged(tree.tagged_words())
-            found = [(t.tree, t.score if t.score is not None else -1e9) for t in result.trees]
+            found = scored(result)
             lists.append(found)
             out.write(json.dumps([(format_tree(t), s) for t, s in found]) + "\n")
             if number % 100 == 0:

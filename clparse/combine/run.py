@@ -64,6 +64,11 @@ def member_lists(parser: Parser, gold: Sequence[Tree], label: str, progress: boo
     return lists
 
 
+def parsed_theta(theta: str | None) -> float | str:
+    """A member's Θ̂ as stored (text: a number, or best; None means best) as Parser.from_db takes it."""
+    return "best" if theta in (None, "best") else float(theta)  # type: ignore[arg-type]
+
+
 def scored(result: ParseResult) -> list[Scored]:
     return [(t.tree, t.score if t.score is not None else NO_SCORE) for t in result.trees]
 
@@ -94,8 +99,7 @@ def fit_members(members: Sequence[MemberSpec], dev_files: Sequence[str | Path], 
                                          "(one parse per dev sentence, in order)")
             lists.append([[(tree, 0.0)] for tree in trees])
             continue
-        theta: float | str = "best" if member.theta in (None, "best") else float(member.theta or "nan")
-        parser = Parser.from_db(member.source, theta=theta, beam=beam, kbest=k)
+        parser = Parser.from_db(member.source, theta=parsed_theta(member.theta), beam=beam, kbest=k)
         lists.append(member_lists(parser, gold, f"member {number}/{len(members)}", progress))
     singles = [evaluate(gold, [sentence[0][0] for sentence in member]).all.f1 for member in lists]
     echo("members' dev F1: " + ", ".join(f"{f:.2f}" for f in singles) + f"; fitting on {len(gold)} sentences")
@@ -135,7 +139,7 @@ class CombinedParser:
             raise ConfigurationError(f"{db}: member {foreign[0]} is another parser's trees (a file): such a "
                                      "combination can be fitted and evaluated, not parse new text")
         options = {**options, "beam": stored.beam, "kbest": stored.k}
-        members = [Parser.from_db(m.source, theta="best" if m.theta == "best" else float(m.theta or "nan"),
+        members = [Parser.from_db(m.source, theta=parsed_theta(m.theta),
                                   **options) for m in stored.members]
         parser = cls(stored, members)
         parser.source = Path(db)

@@ -20,7 +20,7 @@ import numba
 import numpy as np
 
 from clparse.combine.votes import SentenceVotes
-from clparse.evaluate.evalb import EvalbParams, score_view
+from clparse.evaluate.evalb import EvalbParams
 from clparse.preprocess.pipeline import ROOT_LABEL, RemovedToken
 from clparse.read.tree import Tree
 from clparse.search.restore import restore_tokens
@@ -72,10 +72,10 @@ def combined_tree(votes: SentenceVotes, chosen: np.ndarray, omega: np.ndarray, m
                   params: EvalbParams = EvalbParams()) -> Tree:
     """The output tree of the chosen constituents (see the module's docstring)."""
     wanted = sorted((int(votes.spans[c, 0]), int(votes.spans[c, 1]), votes.labels[c]) for c in chosen)
+    first = np.cumsum([0] + [len(trees) for trees in votes.trees])  # a member's first tree in votes.brackets
     for member in np.argsort(-member_weights, kind="stable"):
-        for tree, _ in votes.trees[member]:
-            brackets = sorted((b.start, b.end, b.label) for b in score_view(tree, params).brackets)
-            if brackets == wanted:
+        for rank, (tree, _) in enumerate(votes.trees[member]):
+            if votes.brackets[first[member] + rank] == wanted:
                 return tree
     reference = _reference(votes, member_weights)
     tagged = reference.tagged_words()

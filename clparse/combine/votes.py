@@ -39,6 +39,8 @@ class SentenceVotes:
     scores: np.ndarray  # every member tree's score, members in order, best first
     tree_member: np.ndarray  # the member of each tree
     trees: list[list[Scored]]  # the members' lists, as given
+    # every tree's scored brackets, sorted (start, end, label), members in order: what combined_tree compares
+    brackets: list[list[tuple[int, int, str]]]
 
     @property
     def constituents(self) -> int:
@@ -56,6 +58,7 @@ def collect(lists: Sequence[Sequence[Scored]], params: EvalbParams = EvalbParams
     holders: list[tuple[int, int]] = []
     scores: list[float] = []
     members: list[int] = []
+    tree_brackets: list[list[tuple[int, int, str]]] = []
     words = -1
     for member, trees in enumerate(lists):
         for tree, score in trees:
@@ -68,7 +71,8 @@ def collect(lists: Sequence[Sequence[Scored]], params: EvalbParams = EvalbParams
             tree_index = len(scores)
             scores.append(score)
             members.append(member)
-            for bracket, count in Counter((b.start, b.end, b.label) for b in view.brackets).items():
+            tree_brackets.append(sorted((b.start, b.end, b.label) for b in view.brackets))
+            for bracket, count in Counter(tree_brackets[-1]).items():
                 for occurrence in range(1, count + 1):  # δ is 0 or 1 per tree and occurrence
                     holders.append((index.setdefault((*bracket, occurrence), len(index)), tree_index))
     spans = np.array([[s, e] for s, e, _, _ in index], dtype=np.int64).reshape(-1, 2)
@@ -76,7 +80,7 @@ def collect(lists: Sequence[Sequence[Scored]], params: EvalbParams = EvalbParams
     return SentenceVotes(max(words, 0), spans, [label for _, _, label, _ in index],
                          np.array([k for _, _, _, k in index], dtype=np.int64), holder[:, 0], holder[:, 1],
                          np.array(scores, dtype=np.float64), np.array(members, dtype=np.int64),
-                         [list(trees) for trees in lists])
+                         [list(trees) for trees in lists], tree_brackets)
 
 
 def tree_shares(scores: np.ndarray, tree_member: np.ndarray, members: int, temperature: float) -> np.ndarray:

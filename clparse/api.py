@@ -28,7 +28,8 @@ if TYPE_CHECKING:  # the heavy modules load when a function needs them
     from clparse.calibrate.run import CalibrationResult, CalibrationSettings
     from clparse.examples.prepare import PrepareSummary
     from clparse.features.space import FeatureConfig
-    from clparse.parser import ParseResult, Parser
+    from clparse.output import ParseResult
+    from clparse.parser import Parser
     from clparse.search.brackets import Brackets
     from clparse.tag.evaluate import TaggingReport
     from clparse.train import LabelStatus, StopRule

@@ -33,7 +33,8 @@ from clparse.search.derivation import constituents as replay
 
 if TYPE_CHECKING:
     from clparse.features.state import Item
-    from clparse.parser import Parser, ParseResult
+    from clparse.output import ParseResult
+    from clparse.parser import Parser
     from clparse.read.tree import Tree
     from clparse.search.derivation import Step
 

@@ -1,6 +1,6 @@
 """What a parse gives back, and its output formats: ``parse --format ptb|pretty|json`` (issues 28 and 29).
 
-A :class:`~clparse.parser.ParseResult` holds a sentence's tokens and tags, for running text each token's
+A :class:`ParseResult` holds a sentence's tokens and tags, for running text each token's
 character offsets and characters, and its trees best first (:class:`ParsedTree`: one, or the K best with
 ``SearchOptions(kbest=K)``). Each tree has its score and, per phrase, the confidence of the classifier
 that built it (:class:`Constituent`). :func:`to_dict` is *the* serialisation: ``--format json`` writes
@@ -26,7 +26,6 @@ from clparse.read.tree import Tree
 
 if TYPE_CHECKING:
     from clparse.features.state import Item
-    from clparse.parser import ParseResult
     from clparse.search.aggregate import Score
     from clparse.search.derivation import Step
 
@@ -148,10 +147,8 @@ def to_dict(result: ParseResult) -> dict[str, Any]:
 
 
 def from_dict(data: dict[str, Any], kbest: int = 1) -> ParseResult:
-    """The :class:`~clparse.parser.ParseResult` of :func:`to_dict`'s data (trees read back from their PTB
+    """The :class:`ParseResult` of :func:`to_dict`'s data (trees read back from their PTB
     text, which gives the same text again; ``(ROOT)`` is the empty sentence's tree)."""
-    from clparse.parser import ParseResult
-
     trees = []
     for entry in data["trees"]:
         (tree,) = iter_trees_from_lines([entry["ptb"]], "<result>", allow_empty=True)
@@ -162,6 +159,46 @@ def from_dict(data: dict[str, Any], kbest: int = 1) -> ParseResult:
                        data["completion"], trees=trees,
                        offsets=None if offsets is None else [(s, e) for s, e in offsets],
                        text=data["text"], kbest=kbest)
+
+
+@dataclass
+class ParseResult:
+    """A sentence's parse: tokens and tags, its trees best first (``tree`` is the best), and for running
+    text where each token is in the input. :meth:`to_dict` is its JSON form (docs/output.md)."""
+
+    tree: Tree  # ROOT over every input token
+    tagged: list[tuple[str, str]]
+    fallback: str | None = None  # why the tree is flat, if it is
+    pops: int = 0
+    completion: str | None = None  # why the search finished greedily (the pop cap), if it did
+    trees: list[ParsedTree] = field(default_factory=list)  # best first, distinct; trees[0].tree is tree
+    offsets: list[tuple[int, int]] | None = None  # text input: each token's characters, [start, end)
+    text: list[str] | None = None  # text input: each token's characters as the input has them
+    kbest: int = 1  # the K asked for (the list may be shorter)
+
+    def __post_init__(self) -> None:
+        if not self.trees:
+            self.trees = [ParsedTree(self.tree)]
+
+    @property
+    def score(self) -> float | None:
+        """The best tree's score (:func:`clparse.output.score_value`); None for a flat tree."""
+        return self.trees[0].score
+
+    def constituents(self, index: int = 0) -> list[Constituent]:
+        """Tree ``index``'s phrases with their confidences (:func:`clparse.output.constituents`)."""
+        return constituents(self, index)
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_dict(self)
+
+    def __str__(self) -> str:
+        return format_tree(self.tree)
+
+    def to_nltk(self) -> Any:
+        import nltk
+
+        return nltk.Tree.fromstring(format_tree(self.tree))
 
 
 def format_result(result: ParseResult, fmt: str, number: int) -> str:

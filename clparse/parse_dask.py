@@ -9,7 +9,7 @@ worker process rebuilds the parser once, at the given Θ̂ and search options, a
 next chunks (:data:`_PARSERS`; a worker's threads take turns with it); it sends back the same plain
 data per sentence as ``parse --jobs`` (:func:`clparse.parse_jobs.plain`: the result's JSON serialisation,
 k-best trees, confidences and offsets included), from which the client
-rebuilds each :class:`~clparse.parser.ParseResult` and yields them strictly in input order: the output
+rebuilds each :class:`~clparse.output.ParseResult` and yields them strictly in input order: the output
 is the same as one process's, byte for byte.
 
 A worker lost mid-chunk (killed, its node gone) is Dask's to handle: the scheduler runs the chunk again

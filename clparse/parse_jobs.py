@@ -8,7 +8,7 @@ that rebuilds the parser once from the database, read-only, at the same Θ̂
 and search options (k-best included), and sends back plain data per sentence: the result's own
 serialisation (:func:`clparse.output.to_dict`, what ``--format json`` writes: every tree as PTB text,
 scores, confidences, tokens, tags, offsets, fallback, completion, pops). The parent rebuilds each
-:class:`~clparse.parser.ParseResult` from it and yields them strictly in input order, so the output
+:class:`~clparse.output.ParseResult` from it and yields them strictly in input order, so the output
 is the same as one process's, byte for byte, in every format.
 
 A worker that cannot start, fails or dies (even by SIGKILL) stops the run with one
@@ -106,14 +106,14 @@ def worker(parent: int, conn: Connection, db: str, thetas: float | dict[str, flo
 
 
 def plain(result: Any) -> Payload:
-    """A :class:`~clparse.parser.ParseResult` as plain data (no model object crosses processes)."""
+    """A :class:`~clparse.output.ParseResult` as plain data (no model object crosses processes)."""
     from clparse.output import to_dict
 
     return to_dict(result), result.kbest
 
 
 def rebuilt(payload: Payload) -> Any:
-    """The :class:`~clparse.parser.ParseResult` of :func:`plain`'s data (:func:`clparse.output.from_dict`:
+    """The :class:`~clparse.output.ParseResult` of :func:`plain`'s data (:func:`clparse.output.from_dict`:
     trees read back from their PTB text, which gives the same text again)."""
     from clparse.output import from_dict
 

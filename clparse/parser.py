@@ -23,16 +23,15 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clparse.errors import ConfigurationError
 from clparse.features.state import leaf_items
-from clparse.output import ParsedTree, constituents, score_value, to_dict
+from clparse.output import ParsedTree, ParseResult, score_value  # ParseResult: re-exported, its old home
 from clparse.preprocess.pipeline import PreprocessConfig, preprocess_tree
 from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG
-from clparse.read.ptb import format_tree
 from clparse.read.tree import Tree
 from clparse.rebuild.model import ParserModel, best_theta, load_model
 from clparse.search import CandidateScorer, search_kbest
@@ -43,7 +42,6 @@ from clparse.store import reading
 from clparse.store.database import Database
 
 if TYPE_CHECKING:  # the tagger's modules read the database through SQLAlchemy: imported when a tagger is
-    from clparse.output import Constituent
     from clparse.tag.stored import PosTagger
 
 
@@ -96,46 +94,6 @@ def text_sentences(lines: Iterable[str]) -> Iterator[SourceSentence]:
             joined, joined_for = "".join(held), (base, len(held))
         yield SourceSentence(sentence.tokens, tuple(sentence.spans),
                              tuple(joined[s - base:e - base] for s, e in sentence.spans))
-
-
-@dataclass
-class ParseResult:
-    """A sentence's parse: tokens and tags, its trees best first (``tree`` is the best), and for running
-    text where each token is in the input. :meth:`to_dict` is its JSON form (docs/output.md)."""
-
-    tree: Tree  # ROOT over every input token
-    tagged: list[tuple[str, str]]
-    fallback: str | None = None  # why the tree is flat, if it is
-    pops: int = 0
-    completion: str | None = None  # why the search finished greedily (the pop cap), if it did
-    trees: list[ParsedTree] = field(default_factory=list)  # best first, distinct; trees[0].tree is tree
-    offsets: list[tuple[int, int]] | None = None  # text input: each token's characters, [start, end)
-    text: list[str] | None = None  # text input: each token's characters as the input has them
-    kbest: int = 1  # the K asked for (the list may be shorter)
-
-    def __post_init__(self) -> None:
-        if not self.trees:
-            self.trees = [ParsedTree(self.tree)]
-
-    @property
-    def score(self) -> float | None:
-        """The best tree's score (:func:`clparse.output.score_value`); None for a flat tree."""
-        return self.trees[0].score
-
-    def constituents(self, index: int = 0) -> list[Constituent]:
-        """Tree ``index``'s phrases with their confidences (:func:`clparse.output.constituents`)."""
-        return constituents(self, index)
-
-    def to_dict(self) -> dict[str, Any]:
-        return to_dict(self)
-
-    def __str__(self) -> str:
-        return format_tree(self.tree)
-
-    def to_nltk(self) -> Any:
-        import nltk
-
-        return nltk.Tree.fromstring(format_tree(self.tree))
 
 
 @dataclass

@@ -33,7 +33,7 @@ from spacy.tokens import Doc, Span, Token
 from clparse.errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from clparse.parser import ParseResult
+    from clparse.output import ParseResult
     from clparse.read.tree import Tree
 
 __all__ = ["ClparseComponent", "make_component", "install_extensions", "NonConstituentError",

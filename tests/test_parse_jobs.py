@@ -92,10 +92,25 @@ def test_cli_jobs_give_the_bytes_and_warnings_of_one_process(trained_db: Path,
     result = invoke(["parse", "--db", trained_db, *SEARCH, "--input-format", fmt, path, "--jobs", jobs])
     assert result.exit_code == 0, result.stderr
     assert result.stdout == expected.stdout
-    assert result.stderr == expected.stderr  # no timing on stderr off a terminal: all of it is equal
+    # no timing on stderr off a terminal: all of it is equal, but for the note on more jobs than CPUs
+    assert _without_cpu_note(result.stderr) == expected.stderr
     assert "warning: sentence" in expected.stderr  # the case does warn (flat fallbacks)
     if case != "ptb":
         assert "empty line" in expected.stderr
+
+
+def _without_cpu_note(stderr: str) -> str:
+    return "".join(line for line in stderr.splitlines(keepends=True) if not line.startswith("warning: --jobs"))
+
+
+def test_cli_more_jobs_than_cpus_is_one_warning_and_too_many_an_error(trained_db: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("clparse.cli.parsing.os.cpu_count", lambda: 1)
+    result = invoke(["parse", "--db", trained_db, *SEARCH, "--input-format", "ptb", DEV, "--jobs", "2"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.count("warning: --jobs 2 on 1 CPU(s)") == 1
+    too_many = invoke(["parse", "--db", trained_db, "--jobs", "65", DEV])
+    assert too_many.exit_code == 2 and "--jobs" in too_many.stderr and "64" in too_many.stderr
 
 
 def test_cli_bad_line_stops_after_the_lines_before_it_as_one_process_does(trained_db: Path,
@@ -107,7 +122,7 @@ def test_cli_bad_line_stops_after_the_lines_before_it_as_one_process_does(traine
     one, two = invoke(base, text), invoke([*base, "--jobs", "2"], text)
     assert one.exit_code == two.exit_code == 1
     assert len(one.stdout.splitlines()) == 10 and two.stdout == one.stdout
-    assert two.stderr == one.stderr and "is not word/TAG" in two.stderr
+    assert _without_cpu_note(two.stderr) == one.stderr and "is not word/TAG" in two.stderr
 
 
 def test_api_jobs_give_the_same_results_and_types(trained_db: Path) -> None:

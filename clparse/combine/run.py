@@ -23,7 +23,8 @@ from clparse.combine.select import choose, combined_tree
 from clparse.combine.votes import Scored, collect
 from clparse.errors import ConfigurationError
 from clparse.evaluate.evalb import evaluate
-from clparse.parser import ParseResult, Parser, Sentence
+from clparse.output import ParseResult
+from clparse.parser import Parser, Sentence
 from clparse.preprocess import sentence_length
 from clparse.progress import Progress
 from clparse.read import Tree, read_trees

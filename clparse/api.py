@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # the heavy modules load when a function needs them
 
 PathLike = str | Path
 Echo = Callable[[str], object]
-TEMPLATE_NAMES = ("child-extra", "head-of-child", "context-exists", "length", "none")
+TEMPLATE_NAMES = ("child-extra", "head-of-child", "context-exists", "length", "span-edges", "none")
 
 
 def _quiet(_: str) -> None:
@@ -118,8 +118,9 @@ def sql_shell(db: PathLike, *, write: bool = False) -> None:
 
 
 def feature_config(context: int = 2, templates: Sequence[str] = ()) -> FeatureConfig:
-    """The feature templates: every richer one unless some are named (``none``: the paper's alone)."""
-    from clparse.features.space import RICHER, FeatureConfig
+    """The feature templates: every richer one unless some are named (``none``: the paper's alone);
+    ``span-edges`` only when named."""
+    from clparse.features.space import TEMPLATES, FeatureConfig
 
     unknown = sorted(set(templates) - set(TEMPLATE_NAMES))
     if unknown:
@@ -130,7 +131,7 @@ def feature_config(context: int = 2, templates: Sequence[str] = ()) -> FeatureCo
     if "none" in templates and len(set(templates)) > 1:
         raise ParameterError("templates", "'none' cannot be combined with other templates")
     chosen = {t.replace("-", "_") for t in templates}
-    return FeatureConfig(context=context, **{name: name in chosen for name in RICHER})
+    return FeatureConfig(context=context, **{name: name in chosen for name in TEMPLATES})
 
 
 @dataclass

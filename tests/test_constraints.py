@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from dataclasses import replace
 from hypothesis import given, settings
 
 from clparse.data import sample_path
@@ -70,7 +71,9 @@ def test_constraints_need_punctuation_raising() -> None:
 RICH = FeatureConfig(context=3, child_extra=True, head_of_child=True, context_exists=True, length=True)
 
 
-@pytest.mark.parametrize("constraints, config", [(True, FeatureConfig()), (False, RICH), (True, RICH)])
+@pytest.mark.parametrize("constraints, config", [(True, FeatureConfig()), (False, RICH), (True, RICH),
+                                                 (True, replace(RICH, span_edges=True)),
+                                                 (True, replace(RICH, context=1, span_edges=True))])
 def test_parser_kernel_computes_the_same_rows_as_prepare(constraints: bool, config: FeatureConfig) -> None:
     kept = list(preprocess_treebank(read_trees(sample_path("train")),
                                     PreprocessConfig.without((), max_words=15)))

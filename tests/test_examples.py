@@ -178,6 +178,33 @@ def test_richer_templates_of_a_hand_worked_state() -> None:
     assert not any(f.startswith("exists[left-context]") for f in wider)  # nothing to the left
 
 
+def test_span_edge_template_of_a_hand_worked_state() -> None:
+    # frontier: NP(The dog) saw/VBD NP(a cat) now/RB; candidate over (saw, NP(a cat)): its first terminal is
+    # saw, its last cat; just before it is dog (the NP's last terminal, not its head), just after it now.
+    leaves = leaf_items([("The", "DT"), ("dog", "NN"), ("saw", "VBD"), ("a", "DT"), ("cat", "NN"),
+                         ("now", "RB")])
+    frontier = [build("NP", leaves[:2]), leaves[2], build("NP", leaves[3:5]), leaves[5]]
+    config = replace(FeatureConfig.paper(context=1), child=False, grandchild=False, exists=False,
+                     exists_terminal=False, span_edges=True)
+    got = candidate_features(frontier, 1, 3, head=0, config=config)
+
+    def terminal(slot: str, tag: str, word: str) -> set[str]:
+        return {f"span-edge[{slot}].headtag = {tag}", f"span-edge[{slot}].headword = {word}"}
+
+    edges = (terminal("first", "VBD", "saw") | terminal("last", "NN", "cat")
+             | terminal("before", "NN", "dog") | terminal("after", "RB", "now"))
+    assert got - {f for f in got if f.startswith("context[")} == edges
+    # at the sentence's edges: <none> outside; over NP(The dog) alone the first terminal is "the"
+    whole = candidate_features(frontier, 0, 4, head=0, config=config)
+    assert terminal("before", "<none>", "<none>") | terminal("after", "<none>", "<none>") <= whole
+    assert terminal("first", "DT", "the") | terminal("last", "RB", "now") <= whole
+    # without context the outside terminals are not in the window (nor in the search's cache key): none
+    bare = candidate_features(frontier, 1, 3, head=0, config=replace(config, context=0))
+    assert bare == terminal("first", "VBD", "saw") | terminal("last", "NN", "cat")
+    # off by default, and a stored configuration from before the template reads as off
+    assert not FeatureConfig().span_edges and not FeatureConfig.from_dict({"context": 2}).span_edges
+
+
 def test_length_buckets() -> None:
     from clparse.features.kernel import count_bucket
 

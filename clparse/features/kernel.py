@@ -254,13 +254,15 @@ CHILD_SECOND, CHILD_SECOND_LAST, CHILD_HEAD_LEFT2, CHILD_HEAD_RIGHT2 = 37, 38, 3
 HEAD_OF_FIRST, HEAD_OF_LAST, HEAD_OF_HEAD = 41, 42, 43  # the head child of the first/last/head child
 EXISTS_LEFT_CONTEXT, EXISTS_RIGHT_CONTEXT = 44, 45
 LENGTH_CHILDREN, LENGTH_TERMINALS = 46, 47  # bucketed counts (property 0, named "count")
-N_SLOTS = 48
+# Span edges (issue 27, opt-in): the span's first and last terminal, and the terminals just outside it.
+SPAN_FIRST, SPAN_LAST, SPAN_BEFORE, SPAN_AFTER = 48, 49, 50, 51
+N_SLOTS = 52
 MAX_CONTEXT = 5
 MAX_COUNT = 25  # counts at or above share the last bucket
 
 # Flags array layout (FeatureConfig as integers).
 F_CONTEXT, F_CHILD, F_GRANDCHILD, F_EXISTS, F_EXISTS_TERMINAL = 0, 1, 2, 3, 4
-F_CHILD_EXTRA, F_HEAD_OF_CHILD, F_CONTEXT_EXISTS, F_LENGTH = 5, 6, 7, 8
+F_CHILD_EXTRA, F_HEAD_OF_CHILD, F_CONTEXT_EXISTS, F_LENGTH, F_SPAN_EDGES = 5, 6, 7, 8, 9
 
 
 def count_bucket(count: int) -> str:
@@ -284,13 +286,14 @@ def slot_names() -> list[tuple[str, str]]:
     names += [("grandchild", "first.head"), ("grandchild", "last.head"), ("grandchild", "head.head")]
     names += [("exists", "left-context"), ("exists", "right-context")]
     names += [("length", "children"), ("length", "terminals")]
+    names += [("span-edge", "first"), ("span-edge", "last"), ("span-edge", "before"), ("span-edge", "after")]
     assert len(names) == N_SLOTS
     return names
 
 
 @njit(cache=True, nogil=True)
 def _row_capacity(max_children: int, words: int) -> int:
-    return 3 * (18 + 4 * MAX_CONTEXT) + 24 * max_children + 16 * words + 32
+    return 3 * (18 + 4 * MAX_CONTEXT) + 24 * max_children + 16 * words + 40
 
 
 def row_capacity(max_children: int, words: int) -> int:
@@ -401,6 +404,33 @@ def emit_head_free(out: np.ndarray, frontier: np.ndarray, first: int, end: int, 
         out[pos] = _code(LENGTH_CHILDREN, 0, counts[min(m, MAX_COUNT)], v)
         out[pos + 1] = _code(LENGTH_TERMINALS, 0, counts[min(terminals, MAX_COUNT)], v)
         pos += 2
+    if flags[F_SPAN_EDGES]:
+        pos = _emit_span_edges(out, pos, frontier, first, end, flags[F_CONTEXT], start, end_, tag, word, v)
+    return pos
+
+
+@njit(cache=True, nogil=True)
+def _emit_terminal(out: np.ndarray, pos: int, slot: int, leaf: int, tag: np.ndarray, word: np.ndarray,
+                   v: int) -> int:
+    """The headtag and headword codes of leaf ``leaf`` (-1: none, ``<none>``) in ``slot``."""
+    out[pos] = _code(slot, 1, tag[leaf] if leaf >= 0 else 0, v)
+    out[pos + 1] = _code(slot, 2, word[leaf] if leaf >= 0 else 0, v)
+    return pos + 2
+
+
+@njit(cache=True, nogil=True)
+def _emit_span_edges(out, pos, frontier, first, end, context, start, end_, tag, word, v):  # type: ignore[no-untyped-def]
+    """The span's first and last terminal, and the terminals just before and after it. The outside ones
+    are read from the nearest context items, so they need context >= 1: a window (and so the search's
+    cache) holds nothing beyond its context items."""
+    n = frontier.shape[0]
+    pos = _emit_terminal(out, pos, SPAN_FIRST, start[frontier[first]], tag, word, v)  # leaf t is item t
+    pos = _emit_terminal(out, pos, SPAN_LAST, end_[frontier[end - 1]] - 1, tag, word, v)
+    if context >= 1:
+        before = end_[frontier[first - 1]] - 1 if first >= 1 else -1
+        after = start[frontier[end]] if end < n else -1
+        pos = _emit_terminal(out, pos, SPAN_BEFORE, before, tag, word, v)
+        pos = _emit_terminal(out, pos, SPAN_AFTER, after, tag, word, v)
     return pos
 
 

@@ -54,6 +54,8 @@ class FeatureConfig:
     head_of_child: bool = True  # grandchild[first.head], [last.head], [head.head]
     context_exists: bool = True  # exists[left-context], exists[right-context] over the context items
     length: bool = True  # length[children], length[terminals], bucketed
+    # Issue 27, opt-in until measured: the span's first/last terminal and the terminals just outside it.
+    span_edges: bool = False
 
     def __post_init__(self) -> None:
         if not 0 <= self.context <= 5:
@@ -62,7 +64,7 @@ class FeatureConfig:
     @classmethod
     def paper(cls, context: int = 2) -> FeatureConfig:
         """The paper's Tables 1-2 only (no richer template)."""
-        return cls(context=context, **dict.fromkeys(RICHER, False))
+        return cls(context=context, **dict.fromkeys(TEMPLATES, False))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -74,11 +76,13 @@ class FeatureConfig:
         unknown = set(values) - known
         if unknown:
             raise ConfigurationError(f"unknown feature settings: {', '.join(sorted(unknown))}")
-        return cls(**{**dict.fromkeys(RICHER, False), **values})
+        return cls(**{**dict.fromkeys(TEMPLATES, False), **values})
 
 
-#: The richer templates of issue #11 (each a FeatureConfig flag), in CLI spelling order.
+#: The richer templates of issue #11 (each a FeatureConfig flag, on by default), in CLI spelling order.
 RICHER = ("child_extra", "head_of_child", "context_exists", "length")
+#: Every switchable template: the richer ones and the opt-in ones after them.
+TEMPLATES = (*RICHER, "span_edges")
 
 
 FeatureKey = tuple[str, str, str, str]
@@ -110,7 +114,7 @@ class FeatureSpace:
         self.v = max(room or 0, len(symbols), 1)
         self.flags = np.array([config.context, config.child, config.grandchild, config.exists,
                                config.exists_terminal, config.child_extra, config.head_of_child,
-                               config.context_exists, config.length], dtype=np.int64)
+                               config.context_exists, config.length, config.span_edges], dtype=np.int64)
         self.slots = slot_names()
         # Symbols of the length buckets, index = count (registered before the code space is sized).
         self.counts = np.array([symbols.add(count_bucket(k)) if config.length else 0

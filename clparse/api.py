@@ -138,12 +138,14 @@ def feature_config(context: int = 2, templates: Sequence[str] = ()) -> FeatureCo
 class PrepareProgress:
     """Callbacks of :func:`prepare`: ``start(total)`` and ``sentences(n)`` while generating examples,
     ``fold(k)`` as each jackknife fold's tagger is trained, ``tagger()`` when the run's tagger starts
-    training (the last phase)."""
+    training (the last phase), ``tagger_iteration(n)`` after its iteration n (the CRF's; it may converge
+    before its last)."""
 
     start: Callable[[int], object] | None = None
     sentences: Callable[[int], object] | None = None
     fold: Callable[[int], object] | None = None
     tagger: Callable[[], object] | None = None
+    tagger_iteration: Callable[[int], object] | None = None
 
 
 def prepare(db: PathLike, train: Sequence[PathLike], dev: Sequence[PathLike] = (), *,
@@ -176,7 +178,8 @@ def prepare(db: PathLike, train: Sequence[PathLike], dev: Sequence[PathLike] = (
     try:
         with new_or_existing(db, echo=echo, warn=warn):
             return prepare_run(db, train, dev, settings, progress=progress.sentences, total=progress.start,
-                               jobs=jobs, on_fold=progress.fold, on_tagger=progress.tagger)
+                               jobs=jobs, on_fold=progress.fold, on_tagger=progress.tagger,
+                               on_tagger_iteration=progress.tagger_iteration)
     except RecursionError:  # a step past reading and preprocessing (which never recurse) met a deep tree
         raise _too_deep([*train, *dev]) from None
 

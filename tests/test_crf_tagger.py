@@ -370,3 +370,14 @@ def test_bad_lexicons_are_a_configuration_error(tiny_model: bytes) -> None:
         CrfTagger.from_bytes(header + payload)
     with pytest.raises(ConfigurationError, match="feature set must be one of"):
         CrfTagger.train(TINY, feature_set=3)
+
+
+def test_iteration_callback_counts_iterations_and_changes_no_byte() -> None:
+    """``on_iteration`` (prepare's tagger progress bar) hears iterations 1, 2, ... and the model is the
+    same bytes as without it."""
+    sentences = [[("The", "DT"), ("dog", "NN"), ("barked", "VBD")],
+                 [("A", "DT"), ("cat", "NN"), ("sat", "VBD")], [("Dogs", "NNS"), ("bark", "VBP")]] * 5
+    heard: list[int] = []
+    with_callback = CrfTagger.train(sentences, iterations=12, on_iteration=heard.append)
+    assert heard == list(range(1, len(heard) + 1)) and 1 <= len(heard) <= 12
+    assert with_callback.to_bytes() == CrfTagger.train(sentences, iterations=12).to_bytes()

@@ -128,16 +128,26 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], **
         click.echo(f"training {settings['folds']} {settings['tagger']} taggers for the jackknifed training "
                    f"tags, {settings['jobs']} at a time", err=True)
     def tagger_starts() -> None:
-        ticker = Ticker("training the POS tagger")  # the phase reports no steps: its time shows
-        phase("tagger", ticker)  # the examples' bar ends before the line below
-        iterations = settings["tagger_iterations"] or ("150" if settings["tagger"] == "crf" else "5")
-        click.echo(f"training the run's {settings['tagger']} POS tagger ({iterations} iterations over every "
-                   "training sentence; a minute or two on GUM)", err=True)
-        ticker.begin()
+        crf = settings["tagger"] == "crf"
+        iterations = settings["tagger_iterations"] or (150 if crf else 5)
+        # The CRF reports each iteration (a bar with an ETA; L-BFGS may converge before the last); the
+        # perceptron reports nothing, so its time shows.
+        bar = Progress("training the POS tagger", iterations, "iterations") if crf else \
+            Ticker("training the POS tagger")
+        phase("tagger", bar)  # the examples' bar ends before the line below
+        click.echo(f"training the run's {settings['tagger']} POS tagger (up to {iterations} iterations over "
+                   "every training sentence; a minute or two on GUM)", err=True)
+        if isinstance(bar, Ticker):
+            bar.begin()
+
+    def tagger_iteration(number: int) -> None:
+        bar = bars.get("tagger")
+        if isinstance(bar, Progress) and not isinstance(bar, Ticker):
+            bar.update(number - bar.done)
 
     progress = api.PrepareProgress(start,
                                    lambda n: bars["examples"].update(n) if "examples" in bars else None,
-                                   fold_done, tagger_starts)
+                                   fold_done, tagger_starts, tagger_iteration)
     phase("reading", Ticker("reading and preprocessing the treebank").begin())  # until the total is known
     try:
         summary = api.prepare(db, train, dev, progress=progress, echo=click.echo,

@@ -151,7 +151,8 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
             progress: Callable[[int], object] | None = None,
             total: Callable[[int], object] | None = None, jobs: int = 1,
             on_fold: Callable[[int], object] | None = None, batch: int = DEFAULT_BATCH,
-            on_tagger: Callable[[], object] | None = None) -> PrepareSummary:
+            on_tagger: Callable[[], object] | None = None,
+            on_tagger_iteration: Callable[[int], object] | None = None) -> PrepareSummary:
     """Generate and store the training examples of ``train`` (and the ``dev`` sentences), and train the
     tagger.
 
@@ -159,7 +160,7 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
     only: the stored run is the same for any value). With ``settings.train_tags == "jackknife"`` the training
     trees get their tags from taggers trained on the other folds first (``jobs`` of them at a time;
     ``on_fold(k)`` as each finishes). ``on_tagger()`` when the run's own tagger starts training (the last
-    phase, a minute or two on GUM).
+    phase, a minute or two on GUM), then ``on_tagger_iteration(n)`` after each of its iterations (CRF).
     """
     db = Path(db)
     if not train:
@@ -199,7 +200,8 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
         tagger_start = time.perf_counter()
         # train_sentences: the trees read once, every length
         _, accuracy = ensure_tagger(database, train, train_sentences=tagged,
-                                    spec=TaggerSpec(settings.tagger, settings.tagger_iterations))
+                                    spec=TaggerSpec(settings.tagger, settings.tagger_iterations),
+                                    on_iteration=on_tagger_iteration)
         summary.tagger_seconds = time.perf_counter() - tagger_start
     summary.message = (f"prepared run {summary.run_id}: {summary.train_sentences} training sentences, "
                        f"{summary.dev_sentences} dev sentences, {summary.rows} feature rows, "

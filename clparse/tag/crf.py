@@ -47,8 +47,9 @@ import math
 import struct
 import tempfile
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pycrfsuite
@@ -76,6 +77,30 @@ DEFAULT_ITERATIONS = 150
 # A POS tag set has tens of tags; CRFsuite allocates label x label matrices per tagger, so a model
 # claiming more labels than this is not ours and could exhaust memory.
 MAX_LABELS = 1024
+
+
+class _Trainer(pycrfsuite.Trainer):  # type: ignore[misc]
+    """CRFsuite's trainer, silent, telling ``on_iteration(n)`` when iteration n ends.
+
+    python-crfsuite parses its log into events only when ``verbose`` is on, and then prints them from
+    its ``on_*`` methods: they are replaced by nothing here, but the iteration's.
+    """
+
+    def __init__(self, on_iteration: Callable[[int], object] | None) -> None:
+        super().__init__(verbose=on_iteration is not None)
+        self.iteration_done = on_iteration
+
+    def on_iteration(self, log: str, info: dict[str, Any]) -> None:
+        if self.iteration_done is not None:
+            self.iteration_done(int(info["num"]))
+
+    def on_start(self, log: str) -> None: ...
+    def on_featgen_progress(self, log: str, percent: float) -> None: ...
+    def on_featgen_end(self, log: str) -> None: ...
+    def on_prepared(self, log: str) -> None: ...
+    def on_prepare_error(self, log: str) -> None: ...
+    def on_optimization_end(self, log: str) -> None: ...
+    def on_end(self, log: str) -> None: ...
 
 
 class CrfTagger:
@@ -107,13 +132,15 @@ class CrfTagger:
     @classmethod
     def train(cls, sentences: Sequence[Sequence[tuple[str, str]]], c1: float | None = None,
               c2: float | None = None, iterations: int = DEFAULT_ITERATIONS,
-              feature_set: int = FEATURE_SET) -> CrfTagger:
+              feature_set: int = FEATURE_SET,
+              on_iteration: Callable[[int], object] | None = None) -> CrfTagger:
         """Train on ``(word, tag)`` sentences; the same sentences and settings give the same bytes.
 
         Nothing in CRFsuite's L-BFGS is random, and feature ids follow the order sentences and
         features are appended in, which is fixed here (no set or dict iteration). ``feature_set``
         1 is the old feature set, kept so that its models can be rebuilt and compared; ``c1`` and
-        ``c2`` default to the feature set's own.
+        ``c2`` default to the feature set's own. ``on_iteration(n)`` after L-BFGS iteration n (from 1; it
+        may stop before ``iterations`` once converged): for a progress bar, the model is the same.
         """
         if feature_set not in FEATURE_SETS:
             raise ConfigurationError(f"CRF tagger feature set must be one of {FEATURE_SETS}, "
@@ -144,7 +171,7 @@ class CrfTagger:
             lexicon = Lexicon.build(tagged)
             attributes = [sentence_features_v2(w, classes)
                           for w, classes in zip(words, Lexicon.held_out_classes(tagged))]
-        trainer = pycrfsuite.Trainer(verbose=False)
+        trainer = _Trainer(on_iteration)
         for features, (_, sentence) in zip(attributes, data):
             trainer.append(features, [tag for _, tag in sentence])
         trainer.select("lbfgs")

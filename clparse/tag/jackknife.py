@@ -48,11 +48,14 @@ class TaggerSpec:
         if self.kind not in ("crf", "perceptron"):
             raise ConfigurationError(f"tagger must be 'crf' or 'perceptron', got {self.kind!r}")
 
-    def train(self, sentences: Sequence[Sentence]) -> object:
+    def train(self, sentences: Sequence[Sentence],
+              on_iteration: Callable[[int], object] | None = None) -> object:
+        """The trained tagger; ``on_iteration(n)`` after each CRF iteration (the perceptron reports none)."""
         if self.kind == "crf":
             from clparse.tag.crf import DEFAULT_ITERATIONS, CrfTagger
 
-            return CrfTagger.train(sentences, iterations=self.iterations or DEFAULT_ITERATIONS)
+            return CrfTagger.train(sentences, iterations=self.iterations or DEFAULT_ITERATIONS,
+                                   on_iteration=on_iteration)
         from clparse.tag.perceptron import Tagger
 
         return Tagger.train(sentences, iterations=self.iterations or 5)

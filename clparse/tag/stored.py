@@ -9,7 +9,7 @@ pickle: loading a stored tagger runs no code from the database.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -39,7 +39,8 @@ def tagged_words(gold_tree: str) -> list[tuple[str, str]]:
 
 def ensure_tagger(db: Database | str | Path, train_files: Sequence[str | Path] = (),
                   train_sentences: Sequence[Sequence[tuple[str, str]]] | None = None,
-                  spec: TaggerSpec = TaggerSpec()) -> tuple[bool, float | None]:
+                  spec: TaggerSpec = TaggerSpec(),
+                  on_iteration: Callable[[int], object] | None = None) -> tuple[bool, float | None]:
     """Train and store the run's tagger unless it is there: (trained now, dev accuracy).
 
     A tagger sees whole sentences of any length, so it learns from every tree of ``train_files``
@@ -63,7 +64,7 @@ def ensure_tagger(db: Database | str | Path, train_files: Sequence[str | Path] =
     train = [sentence for sentence in train if sentence]
     dev = [s for s in (tagged_words(tree) for tree in runs.gold_trees("dev")) if s]
     start = time.perf_counter()
-    tagger = spec.train(train)
+    tagger = spec.train(train, on_iteration)
     seconds = time.perf_counter() - start
     accuracy = tagger.accuracy(dev) if dev else None  # type: ignore[attr-defined]
     model = tagger.to_bytes() if spec.kind == "crf" else tagger.to_json()  # type: ignore[attr-defined]

@@ -407,11 +407,12 @@ def check_readable(db: PathLike) -> None:
 
 def open_parser(db: PathLike, theta: float | str = "best", *, beam: int = 1000, max_pops: int = 10_000,
                 aggregator: str = "maxmin", max_words: int = 100, kbest: int = 1,
-                checked: bool = False) -> Parser:
+                tag_alternatives: int | None = None, checked: bool = False) -> Parser:
     """The parser rebuilt from ``db`` at Θ̂ ``theta`` (a number ≥ 0 or "best"), after :func:`check_readable`
     (unless ``checked``: the caller already has). ``kbest``: each result holds the K best distinct trees
-    (``result.trees``, best first)."""
-    from clparse.parser import Parser
+    (``result.trees``, best first); ``tag_alternatives``: taggings of untagged input parsed beside the best
+    one (None: :data:`clparse.parser.TAG_ALTERNATIVES`)."""
+    from clparse.parser import TAG_ALTERNATIVES, Parser
 
     if theta != "best" and not (isinstance(theta, (int, float)) and 0 <= theta < float("inf")):
         raise ParameterError("theta", f"{theta!r}: give a finite number ≥ 0 or 'best'")
@@ -430,8 +431,12 @@ def open_parser(db: PathLike, theta: float | str = "best", *, beam: int = 1000, 
             raise ParameterError("kbest", "a combination gives one tree per sentence")
         return CombinedParser.from_db(db, max_pops=max_pops, aggregator=aggregator,  # type: ignore[return-value]
                                       max_words=max_words)
+    if tag_alternatives is None:
+        tag_alternatives = TAG_ALTERNATIVES
+    if not isinstance(tag_alternatives, int) or tag_alternatives < 0:
+        raise ParameterError("tag_alternatives", f"must be a whole number ≥ 0, got {tag_alternatives!r}")
     return Parser.from_db(db, theta=theta, beam=beam, max_pops=max_pops, aggregator=aggregator,
-                          max_words=max_words, kbest=kbest)
+                          max_words=max_words, kbest=kbest, tag_alternatives=tag_alternatives)
 
 
 def describe_parser(parser: Parser) -> str:

@@ -43,6 +43,11 @@ def _cluster(ctx: click.Context, param: click.Parameter, address: str | None) ->
                                       "sentences and tokens; needs pip install 'clparse[text]').")
 @click.option("--max-words", type=click.IntRange(min=1), default=100, show_default=True,
               help="Longer sentences get a flat tree and a warning.")
+@click.option("--tag-alternatives", type=click.IntRange(min=0), default=3, show_default=True,
+              metavar="N", help="Untagged input (tokens, text): also parse N other taggings, each the "
+                                "CRF tagger's second choice at one of its least sure words, and keep the "
+                                "parse the model scores best; about N + 1 times the parsing time at most. 0: "
+                                "the best tagging alone. See docs/tagger.md.")
 @click.option("--kbest", type=click.IntRange(min=1), default=1, show_default=True, metavar="K",
               help="The K best distinct trees per sentence, best first, each with its score (max-min: the "
                    "lowest classifier confidence of its derivation). With ptb output one 'score<TAB>tree' "

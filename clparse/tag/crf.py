@@ -79,6 +79,10 @@ DEFAULT_ITERATIONS = 150
 MAX_LABELS = 1024
 
 
+#: Below this marginal probability of its best tag a word is unsure (:meth:`CrfTagger.alternatives`).
+UNSURE = 0.9
+
+
 class _Trainer(pycrfsuite.Trainer):  # type: ignore[misc]
     """CRFsuite's trainer, silent, telling ``on_iteration(n)`` when iteration n ends.
 
@@ -213,6 +217,29 @@ class CrfTagger:
             return list(self._tagger.tag(self.features(words)))
         except (SystemError, UnicodeEncodeError):  # pycrfsuite's way of failing on a lone surrogate
             return list(self._tagger.tag(self.features([_utf8(word) for word in words])))
+
+    def alternatives(self, words: Sequence[str], count: int, threshold: float = UNSURE) -> list[list[str]]:
+        """The best tagging, then up to ``count`` more: each the best with one word's tag replaced by its
+        second most probable tag, for the words whose best tag has a marginal probability below
+        ``threshold``, least sure first (ties: the earlier word). For parsing several taggings and
+        keeping the best parse (``SearchOptions.tag_alternatives``)."""
+        best = self.tag(words)
+        if count < 1 or not words:
+            return [best]
+        # tag() has just set this sentence's attributes on the CRFsuite tagger: marginals read them
+        unsure: list[tuple[float, int, str]] = []
+        for t in range(len(words)):
+            ranked = sorted(((self._tagger.marginal(label, t), label) for label in self._labels),
+                            key=lambda pair: -pair[0])  # stable: equal marginals keep label order
+            if ranked[0][0] < threshold and len(ranked) > 1:
+                unsure.append((ranked[0][0], t, ranked[1][1] if ranked[0][1] == best[t] else ranked[0][1]))
+        unsure.sort(key=lambda entry: (entry[0], entry[1]))
+        taggings = [best]
+        for _, t, other in unsure[:count]:
+            tags = list(best)
+            tags[t] = other
+            taggings.append(tags)
+        return taggings
 
     def tag_many(self, sentences: Iterable[Sequence[str]]) -> list[list[str]]:
         return [self.tag(words) for words in sentences]

@@ -18,8 +18,10 @@ wall time counts other jobs' turns; the comparison with the PCFG uses it), and s
 (clparse's scorer, default parameters) against the gold trees, exactly as calibration scores them.
 
 ``--reference`` parses the same sentences again with the reference search (every tree walked node by
-node, the Python greedy loop) and counts the trees that differ (the compiled search must give the same
-bytes). ``--long``: the time of each sentence of 45-55 words, greedy (target <= 0.05 s at 50 words).
+node, the Python greedy loop, the Python agenda) and counts the trees that differ (the compiled search
+must give the same bytes). Each row prints the SHA-256 of its trees (with their scores and confidences),
+to compare two versions of the code.
+``--long``: the time of each sentence of 45-55 words, greedy (target <= 0.05 s at 50 words).
 
 Beside it, on the same sentences: the treebank PCFG of benchmarks/pcfg.py (GUM train <= 15 words,
 horizontal Markov order 1, gold tags, exact Viterbi CKY). It parses the preprocessed tag sequence
@@ -38,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import hashlib
 import resource
 import statistics
 import sys
@@ -48,7 +51,7 @@ from pathlib import Path
 from clparse.calibrate.run import dev_trees
 from clparse.evaluate import EvalbParams, evaluate
 from clparse.evaluate.evalb import Totals
-from clparse.parser import Parser
+from clparse.parser import ParseResult, Parser
 from clparse.preprocess import PreprocessConfig, preprocess_tree
 from clparse.preprocess.pipeline import sentence_length
 from clparse.read import Tree, read_trees
@@ -97,20 +100,28 @@ def run_clparse(db: Path, theta: float | str, beam: int, max_pops: int,
                  f"included: {with_start:.1f} sent/s; {pops:,.0f} pops per sentence; {completed:,} completed "
                  "greedily at the pop cap")
     lines += [f"{'':<22}fallback: {why} x {n}" for why, n in reasons.most_common()]
+    lines.append(f"{'':<22}trees, scores and confidences: sha256 {digest(results)}")
     return lines, len(gold) / cpu, [str(r) for r in results]
 
 
+def digest(results: list[ParseResult]) -> str:
+    """SHA-256 of every parse with its tree scores and confidences (k-best lists included)."""
+    text = "\n".join(f"{r} {[(t.score, t.confidences) for t in r.trees]}" for r in results)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def reference_trees(db: Path, theta: float | str, beam: int, max_pops: int, gold: list[Tree]) -> list[str]:
-    """The same sentences through the reference search: walked trees, the Python greedy loop."""
+    """The same sentences through the reference search: walked trees, the Python greedy loop and agenda."""
     parser = Parser.from_db(db, theta=theta, beam=beam, max_pops=max_pops)
     model = parser.model.for_scoring() if hasattr(parser.model, "for_scoring") else parser.model
     model._compiled = CompiledModel(model, walk=True)  # type: ignore[attr-defined]
-    greedy = CandidateScorer.greedy
+    greedy, agenda = CandidateScorer.greedy, CandidateScorer.agenda
     try:
         del CandidateScorer.greedy  # the search falls back to its Python greedy loop
+        del CandidateScorer.agenda  # and to its Python agenda
         return [str(parser.parse_tagged(tagged)) for tagged in tagged_inputs(gold)]
     finally:
-        CandidateScorer.greedy = greedy  # type: ignore[method-assign]
+        CandidateScorer.greedy, CandidateScorer.agenda = greedy, agenda  # type: ignore[method-assign]
 
 
 def long_sentences(db: Path, theta: float | str, gold: list[Tree]) -> str:
@@ -201,8 +212,8 @@ def main() -> None:
         if args.reference:
             reference = reference_trees(args.db, theta, beam, args.max_pops, gold)
             differ = sum(a != b for a, b in zip(trees, reference))
-            print(f"{'':<22}reference search (walked trees, Python greedy loop): {differ} of {len(gold):,} "
-                  "trees differ", flush=True)
+            print(f"{'':<22}reference search (walked trees, Python greedy loop and agenda): {differ} of "
+                  f"{len(gold):,} trees differ", flush=True)
     if args.long:
         print(long_sentences(args.db, theta, gold), flush=True)
     if not args.no_pcfg:

@@ -35,10 +35,11 @@ features some tree tests are marked: the rest cannot change a score.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 from numba.cpython.unsafe.numbers import trailing_zeros  # count trailing zero bits (LLVM cttz)
 from numba.typed import Dict
 
@@ -1099,3 +1100,406 @@ def _greedy_steps(frontier, size, steps, confidences, taken, max_steps, items, r
 def span_count(n: int, k: int) -> int:
     """Runs of 1..k consecutive items among n: Σ_first min(k, n - first) (the spans of a state)."""
     return n * (n + 1) // 2 if n <= k else n * k - k * (k - 1) // 2
+
+
+# ------------------------------------------------------------------ the parser's side: best-first search
+# The agenda search of clparse.search.best_first (its docstring: what it returns and how it breaks ties)
+# in compiled calls. States are frontiers of item ids over the sentence's item table; items are interned
+# (one id per label over the same child ids) and popped frontiers kept in a hash set, so two paths to one
+# frontier are one state, as the Python search finds them by object identity. A key is stored per popped
+# state (maxmin: its negated confidences, descending; sum: one float); an agenda entry is its parent's key
+# with one value inserted, compared without building it.
+
+AGENDA_COMPLETE, AGENDA_CAP, AGENDA_EMPTY, AGENDA_NEED_ROOM = 0, 1, 2, 3
+# AgendaArrays.ints: the search's scalars (kept between calls, so the search resumes where it stopped)
+A_STATES, A_FRONT_USED, A_KEY_USED, A_POPS, A_LO, A_HI, A_FREE, A_LAST, A_PENDING = 0, 1, 2, 3, 4, 5, 6, 7, 8
+A_MAX_POPS, A_BEAM, A_SUM, A_BOUND_LEN, A_MAPPED, A_LEAVES, A_MAX_KEY = 9, 10, 11, 12, 13, 14, 15
+A_INTS = 16
+RANK_BATCH = 32  # candidates ranked per batch: offering usually stops within the first few
+
+
+class AgendaArrays(NamedTuple):
+    """One best-first search's state, agenda and item interning (:class:`clparse.search.agenda.Agenda`)."""
+
+    ints: np.ndarray  # int64 [A_INTS]: the A_* scalars
+    bound: np.ndarray  # float64: the incumbent's key (A_BOUND_LEN values, -1: no bound)
+    st_front: np.ndarray  # int64 per state: where its frontier starts in front_pool
+    st_len: np.ndarray  # int32: its frontier's length
+    st_key: np.ndarray  # int64: where its key starts in key_pool
+    st_klen: np.ndarray  # int32: its key's length
+    st_parent: np.ndarray  # int32: the state it was built from (-1: the start)
+    st_step: np.ndarray  # int32 [state, 3]: the inference that built it (first, end, label index)
+    st_conf: np.ndarray  # float64: its confidence
+    st_next: np.ndarray  # int32: the next popped state with the same frontier hash (-1: none)
+    front_pool: np.ndarray  # int32: frontiers (item ids)
+    key_pool: np.ndarray  # float64: keys
+    slot_parent: np.ndarray  # int32 per agenda slot: the entry's parent state
+    slot_step: np.ndarray  # int32 [slot, 3]: its inference
+    slot_conf: np.ndarray  # float64: its confidence
+    slot_at: np.ndarray  # int32: maxmin: where its value goes into the parent's key
+    slot_value: np.ndarray  # float64: maxmin: minus the confidence; sum: the new key
+    order: np.ndarray  # int32: the live slots best first, order[lo:hi]
+    free: np.ndarray  # int32: a stack of free slots
+    canon: np.ndarray  # int32 per item row: the first row with the same label over the same children
+    item_next: np.ndarray  # int32 per item row: the next interned row with the same hash (-1: none)
+    batch: np.ndarray  # int32 [RANK_BATCH]: scratch for ranking
+
+
+@njit(cache=True, nogil=True)
+def _entry_value(pool: np.ndarray, off: int, length: int, at: int, value: float, i: int) -> float:
+    """Element ``i`` of the key ``pool[off:off + length]`` with ``value`` inserted at ``at`` (-1: none)."""
+    if at < 0 or i < at:
+        return pool[off + i]
+    if i == at:
+        return value
+    return pool[off + i - 1]
+
+
+@njit(cache=True, nogil=True)
+def _compare_keys(pool: np.ndarray, off_a: int, len_a: int, at_a: int, value_a: float, off_b: int, len_b: int,
+                  at_b: int, value_b: float, summed: bool) -> int:
+    """-1, 0, 1 as key a is less than, equal to, greater than key b: Python's tuple order (a proper
+    prefix is less). Maxmin keys are a pool key with one value inserted; sum keys are the values."""
+    if summed:
+        return -1 if value_a < value_b else (1 if value_a > value_b else 0)
+    full_a, full_b = len_a + (at_a >= 0), len_b + (at_b >= 0)
+    for i in range(min(full_a, full_b)):
+        x = _entry_value(pool, off_a, len_a, at_a, value_a, i)
+        y = _entry_value(pool, off_b, len_b, at_b, value_b, i)
+        if x < y:
+            return -1
+        if x > y:
+            return 1
+    return -1 if full_a < full_b else (1 if full_a > full_b else 0)
+
+
+@njit(cache=True, nogil=True)
+def _compare_slots(a: int, b: int, agenda: AgendaArrays, summed: bool) -> int:
+    pool, parent_a, parent_b = agenda.key_pool, agenda.slot_parent[a], agenda.slot_parent[b]
+    return _compare_keys(pool, agenda.st_key[parent_a], agenda.st_klen[parent_a], agenda.slot_at[a],
+                         agenda.slot_value[a], agenda.st_key[parent_b], agenda.st_klen[parent_b],
+                         agenda.slot_at[b], agenda.slot_value[b], summed)
+
+
+@njit(cache=True, nogil=True)
+def _above_bound(slot: int, agenda: AgendaArrays, summed: bool) -> bool:
+    """Is the entry's key worse than the incumbent's (``bound``, kept at the end of the key pool)?"""
+    length = agenda.ints[A_BOUND_LEN]
+    if length < 0:
+        return False
+    parent, bound = agenda.slot_parent[slot], agenda.bound
+    if summed:
+        return agenda.slot_value[slot] > bound[0]
+    pool, off, klen, at = agenda.key_pool, agenda.st_key[parent], agenda.st_klen[parent], agenda.slot_at[slot]
+    value = agenda.slot_value[slot]
+    for i in range(min(klen + 1, length)):
+        x = _entry_value(pool, off, klen, at, value, i)
+        if x < bound[i]:
+            return False
+        if x > bound[i]:
+            return True
+    return klen + 1 > length
+
+
+@njit(cache=True, nogil=True)
+def _logistic_loss(z: float) -> float:
+    """clparse.search.aggregate.logistic_loss, the same operations."""
+    return math.log1p(math.exp(-z)) if z > -30 else -z + math.log1p(math.exp(z))
+
+
+@njit(cache=True, nogil=True)
+def _next_batch(conf: np.ndarray, count: int, last_conf: float, last_index: int, batch: np.ndarray) -> int:
+    """The next candidates in ranked order (descending confidence, ties by index) after the candidate
+    (``last_conf``, ``last_index``): up to ``len(batch)`` indices into ``batch``; returns how many."""
+    size, m = batch.shape[0], 0
+    for i in range(count):
+        c = conf[i]
+        if c > last_conf or (c == last_conf and i <= last_index):
+            continue  # ranked already
+        if m == size and not c > conf[batch[m - 1]]:
+            continue  # a later index never beats an equal confidence
+        at = m if m < size else size - 1
+        while at > 0 and conf[batch[at - 1]] < c:
+            at -= 1
+        stop = m if m < size else size - 1
+        for j in range(stop, at, -1):
+            batch[j] = batch[j - 1]
+        batch[at] = i
+        if m < size:
+            m += 1
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _offer(state: int, count: int, conf: np.ndarray, first: np.ndarray, end: np.ndarray, label: np.ndarray,
+           agenda: AgendaArrays) -> None:
+    """Offer the state's candidates best first to the agenda; stop at the first that cannot enter."""
+    ints, order, free, summed = agenda.ints, agenda.order, agenda.free, agenda.ints[A_SUM] != 0
+    pool, off, klen = agenda.key_pool, agenda.st_key[state], agenda.st_klen[state]
+    beam = ints[A_BEAM]
+    last_conf, last_index = np.inf, -1
+    while True:
+        m = _next_batch(conf, count, last_conf, last_index, agenda.batch)
+        if m == 0:
+            return
+        for j in range(m):
+            i = agenda.batch[j]
+            c = conf[i]
+            slot = free[ints[A_FREE] - 1]  # filled in place, taken only if the entry enters
+            agenda.slot_parent[slot] = state
+            agenda.slot_conf[slot] = c
+            if summed:
+                agenda.slot_value[slot], agenda.slot_at[slot] = pool[off] + _logistic_loss(c), -1
+            else:
+                at = 0
+                while at < klen and pool[off + at] >= -c:
+                    at += 1
+                agenda.slot_value[slot], agenda.slot_at[slot] = -c, at
+            if _above_bound(slot, agenda, summed):
+                return  # keys only get worse down the list
+            lo, hi = ints[A_LO], ints[A_HI]
+            if hi - lo >= beam and _compare_slots(slot, order[hi - 1], agenda, summed) >= 0:
+                return
+            agenda.slot_step[slot, 0], agenda.slot_step[slot, 1], agenda.slot_step[slot, 2] = (
+                first[i], end[i], label[i])
+            ints[A_FREE] -= 1
+            at = hi  # after every entry whose key is not greater (bisect.insort: equal keys, first offered)
+            low = lo
+            while low < at:
+                mid = (low + at) // 2
+                if _compare_slots(slot, order[mid], agenda, summed) < 0:
+                    at = mid
+                else:
+                    low = mid + 1
+            for k in range(hi, at, -1):
+                order[k] = order[k - 1]
+            order[at] = slot
+            hi += 1
+            if hi - lo > beam:  # the worst entry leaves
+                hi -= 1
+                free[ints[A_FREE]] = order[hi]
+                ints[A_FREE] += 1
+            ints[A_HI] = hi
+        last = agenda.batch[m - 1]
+        last_conf, last_index = conf[last], last
+
+
+@njit(cache=True, nogil=True)
+def _ids_hash(seed: int, ids: np.ndarray, lo: int, hi: int) -> np.int64:
+    h = (np.uint64(seed) + np.uint64(hi - lo) * np.uint64(31) + np.uint64(1)) * _W1
+    for i in range(lo, hi):
+        h = (h ^ np.uint64(ids[i] + 1)) * _W2
+        h ^= h >> np.uint64(31)
+    return np.int64(h)
+
+
+@njit(cache=True, nogil=True)
+def _find_item(h: np.int64, symbol: int, frontier: np.ndarray, first: int, end: int, items: ItemArrays,
+               canon: np.ndarray, item_next: np.ndarray, intern: Dict) -> int:
+    """The interned row of ``symbol`` over the (interned) items ``frontier[first:end]``, -1 if none."""
+    row = intern[h] if h in intern else -1  # noqa: SIM401 (typed Dict.get gives an Optional)
+    while row >= 0:
+        if items.label[row] == symbol and items.nkids[row] == end - first:
+            same = True
+            for k in range(end - first):
+                if canon[items.kids[row, k]] != frontier[first + k]:
+                    same = False
+                    break
+            if same:
+                return row
+        row = item_next[row]
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _intern_rows(lo: int, hi: int, items: ItemArrays, canon: np.ndarray, item_next: np.ndarray,
+                 intern: Dict, scratch: np.ndarray) -> None:
+    """Intern the item rows ``lo .. hi - 1`` (registered or appended since the last call): a row equal to
+    an earlier one (the compiled greedy search appends its items unconditionally) is named by that one."""
+    for row in range(lo, hi):
+        m = items.nkids[row]
+        canon[row], item_next[row] = row, -1
+        if m == 0:
+            continue  # a leaf: one row per word
+        for k in range(m):
+            scratch[k] = canon[items.kids[row, k]]
+        h = _ids_hash(items.label[row], scratch, 0, m)
+        found = _find_item(h, items.label[row], scratch, 0, m, items, canon, item_next, intern)
+        if found >= 0:
+            canon[row] = found
+        else:
+            item_next[row] = intern[h] if h in intern else -1  # noqa: SIM401
+            intern[h] = row
+
+
+@njit(cache=True, nogil=True)
+def _build_item(size: int, li: int, frontier: np.ndarray, first: int, end: int, items: ItemArrays,
+                rules: CandidateSpec, child_symbols: np.ndarray) -> None:
+    """Append the item of label ``li`` over ``frontier[first:end]`` at row ``size``, as
+    :func:`~clparse.features.state.build` makes it."""
+    label, tag, word, start, end_, nkids, kids, head_of = items
+    m = end - first
+    h = candidate_head(frontier, first, end, rules.label_symbols[li], child_symbols, label, rules.heads)
+    head_item = frontier[first + h]
+    label[size], tag[size], word[size] = rules.label_symbols[li], tag[head_item], word[head_item]
+    start[size], end_[size] = start[frontier[first]], end_[frontier[end - 1]]
+    head_of[size], nkids[size] = h, m
+    for k in range(m):
+        kids[size, k] = frontier[first + k]
+
+
+@njit(cache=True, nogil=True)
+def _seen_before(h: np.int64, frontier: np.ndarray, lo: int, n: int, agenda: AgendaArrays,
+                 seen: Dict) -> bool:
+    """Was a state with the frontier ``frontier[lo:lo + n]`` popped already?"""
+    state = seen[h] if h in seen else -1  # noqa: SIM401
+    pool = agenda.front_pool
+    while state >= 0:
+        if agenda.st_len[state] == n:
+            at, same = agenda.st_front[state], True
+            for k in range(n):
+                if pool[at + k] != frontier[lo + k]:
+                    same = False
+                    break
+            if same:
+                return True
+        state = agenda.st_next[state]
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _agenda_room(size: int, spans: int, candidates: int, max_children: int, items: ItemArrays,
+                 agenda: AgendaArrays, windows: WindowArrays, buffers: ScoreBuffers) -> bool:
+    """Is there room for one more pop and the offering of its successors?"""
+    ints = agenda.ints
+    live = ints[A_HI] - ints[A_LO]
+    entering = min(ints[A_BEAM] - live, candidates) + 1
+    return not (size + 1 > items.label.shape[0] or size + 1 > agenda.canon.shape[0]
+                or windows.entries[0] + spans + 1 > windows.values.shape[0]
+                or candidates > buffers.confidence.shape[0]
+                or _row_capacity(max_children, size + 1) > buffers.codes.shape[0]
+                or ints[A_STATES] + 1 > agenda.st_len.shape[0]
+                or ints[A_FRONT_USED] + ints[A_LEAVES] > agenda.front_pool.shape[0]
+                or ints[A_KEY_USED] + ints[A_MAX_KEY] + 1 > agenda.key_pool.shape[0]
+                or ints[A_FREE] < entering or agenda.order.shape[0] < live + entering)
+
+
+def best_first_steps(size: int, agenda: AgendaArrays, intern: Dict, seen: Dict, items: ItemArrays,
+                     rules: CandidateSpec, space: FeatureTable, trees: TreeArrays, leaves: LeafMasks,
+                     lookup: Dict, cache: WindowArrays, out: ScoreBuffers) -> tuple[int, int]:
+    """The agenda search (clparse.search.best_first.best_first) until its next report: a complete state
+    popped (``AGENDA_COMPLETE``), the pop cap (``AGENDA_CAP``) or an empty agenda (``AGENDA_EMPTY``), the
+    state in ``agenda.ints[A_LAST]``; or ``AGENDA_NEED_ROOM`` before a step that could overflow a buffer
+    (grow them and call again). New items are appended to the item arrays from row ``size`` on. Returns
+    (status, items)."""
+    return _best_first_steps(size, tuple(agenda), intern, seen, tuple(items), rules[:-1], tuple(rules.heads),
+                             tuple(space), tuple(trees), tuple(leaves), lookup, tuple(cache), tuple(out))
+
+
+@njit(cache=True, nogil=True)
+def _best_first_steps(size, agenda, intern, seen, items, rules, heads, space, trees, leaves, lookup, cache,  # type: ignore[no-untyped-def]
+                      out):
+    """:func:`best_first_steps` on its records as plain tuples (``rules`` without ``heads``)."""
+    search, item_arrays = AgendaArrays(*agenda), ItemArrays(*items)
+    rule_record, buffers = CandidateSpec(*rules, HeadRules(*heads)), ScoreBuffers(*out)
+    windows = WindowArrays(*cache)
+    ints, order, pool = search.ints, search.order, search.front_pool
+    label_symbols, root, max_children = rule_record.label_symbols, rule_record.root, rule_record.max_children
+    summed = ints[A_SUM] != 0
+    _intern_rows(ints[A_MAPPED], size, item_arrays, search.canon, search.item_next, intern,
+                 np.empty(item_arrays.kids.shape[1], dtype=np.int32))
+    ints[A_MAPPED] = size
+    spans = span_count(ints[A_LEAVES], max_children)
+    while True:
+        lo, hi = ints[A_LO], ints[A_HI]
+        if lo > 0:  # the agenda's live entries back to the array's start
+            for k in range(hi - lo):
+                order[k] = order[lo + k]
+            ints[A_LO], ints[A_HI] = 0, hi - lo
+            lo, hi = 0, hi - lo
+        if not _agenda_room(size, spans, spans * label_symbols.shape[0], max_children, item_arrays, search,
+                            windows, buffers):
+            ints[A_MAPPED] = size
+            return AGENDA_NEED_ROOM, size
+        pending = ints[A_PENDING]
+        if pending >= 0:  # a popped state's successors
+            ints[A_PENDING] = -1
+            at, n = search.st_front[pending], search.st_len[pending]
+            count = _score_state(pool[at:at + n], items, rules, heads, space, trees, leaves, lookup, cache,
+                                 out)
+            _offer(pending, count, buffers.confidence, buffers.first, buffers.end, buffers.label, search)
+            continue
+        if hi == lo:
+            ints[A_MAPPED] = size
+            return AGENDA_EMPTY, size
+        slot = order[lo]
+        ints[A_LO] = lo + 1
+        search.free[ints[A_FREE]] = slot
+        ints[A_FREE] += 1
+        parent = search.slot_parent[slot]
+        first, end, li = search.slot_step[slot, 0], search.slot_step[slot, 1], search.slot_step[slot, 2]
+        at, pn = search.st_front[parent], search.st_len[parent]
+        frontier = pool[at:at + pn]
+        symbol = label_symbols[li]
+        h = _ids_hash(symbol, frontier, first, end)
+        item = _find_item(h, symbol, frontier, first, end, item_arrays, search.canon, search.item_next,
+                          intern)
+        if item < 0:
+            _build_item(size, li, frontier, first, end, item_arrays, rule_record, buffers.child_symbols)
+            search.canon[size] = size
+            search.item_next[size] = intern[h] if h in intern else -1  # noqa: SIM401
+            intern[h] = size
+            item = size
+            size += 1
+        new, n = ints[A_FRONT_USED], pn - (end - first) + 1
+        pool[new:new + first] = frontier[:first]
+        pool[new + first] = item
+        pool[new + first + 1:new + n] = frontier[end:]
+        fh = _ids_hash(0, pool, new, new + n)
+        if _seen_before(fh, pool, new, n, search, seen):
+            continue
+        state = _new_state(slot, parent, new, n, fh, search, seen, summed)
+        if n == 1 and root >= 0 and item_arrays.label[item] == label_symbols[root]:
+            ints[A_MAPPED] = size
+            return AGENDA_COMPLETE, size
+        if ints[A_POPS] >= ints[A_MAX_POPS]:
+            ints[A_MAPPED] = size
+            return AGENDA_CAP, size
+        ints[A_PENDING] = state
+
+
+@njit(cache=True, nogil=True)
+def _new_state(slot: int, parent: int, front: int, n: int, fh: np.int64, search: AgendaArrays, seen: Dict,
+               summed: bool) -> int:
+    """Record the popped entry ``slot`` as a state (its frontier already at ``front_pool[front:]``)."""
+    ints, keys = search.ints, search.key_pool
+    state = ints[A_STATES]
+    search.st_front[state], search.st_len[state] = front, n
+    search.st_parent[state] = parent
+    search.st_step[state, :] = search.slot_step[slot, :]
+    search.st_conf[state] = search.slot_conf[slot]
+    search.st_next[state] = seen[fh] if fh in seen else -1  # noqa: SIM401
+    seen[fh] = state
+    ints[A_FRONT_USED] += n
+    off, poff, plen = ints[A_KEY_USED], search.st_key[parent], search.st_klen[parent]
+    if summed:
+        keys[off], klen = search.slot_value[slot], 1
+    else:
+        klen = plen + 1
+        value, at = search.slot_value[slot], search.slot_at[slot]
+        for i in range(klen):
+            keys[off + i] = _entry_value(keys, poff, plen, at, value, i)
+    search.st_key[state], search.st_klen[state] = off, klen
+    ints[A_KEY_USED] += klen
+    ints[A_MAX_KEY] = max(ints[A_MAX_KEY], klen)
+    ints[A_STATES] += 1
+    ints[A_POPS] += 1
+    ints[A_LAST] = state
+    return state
+
+
+@njit(cache=True, nogil=True)
+def new_lookup() -> Dict:
+    """An empty int64 -> int64 typed Dict: made by a compiled call, ~2 us, where ``Dict.empty`` called from
+    Python types its arguments anew each time (~2 ms, the time of a short sentence's greedy parse)."""
+    return Dict.empty(key_type=types.int64, value_type=types.int64)

@@ -26,6 +26,10 @@ better of the incumbent and the greedy completion is returned. Entries tied with
 search that ends normally returns the parse it returned without the incumbent whenever that parse is at least
 as good as the greedy one. On long sentences, where the pop cap used to leave one in seven sentences of GUM
 dev with a completion worse than plain greedy parsing, this is what keeps a wide beam from losing to beam 1.
+
+A scorer with a compiled agenda (``agenda``: :class:`~clparse.search.agenda.Agenda`) runs the agenda search
+in compiled calls, one per state reported; :func:`best_first` is what it must equal (``reference=True``
+runs it instead; the tests hold the two to the same results).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from clparse.features.kernel import AGENDA_CAP, AGENDA_COMPLETE, AGENDA_EMPTY
 from clparse.features.state import Item, interner
 from clparse.preprocess.pipeline import ROOT_LABEL
 from clparse.search.aggregate import Score, empty, extend
@@ -117,15 +122,16 @@ def _stable_descending(confidence: np.ndarray) -> Iterator[int]:
 
 
 def search(leaves: list[Item], scorer: Scorer, *, beam: int = 1000, max_pops: int = 10_000,
-           aggregator: str = "maxmin", incumbent: bool = True) -> SearchResult:
+           aggregator: str = "maxmin", incumbent: bool = True, reference: bool = False) -> SearchResult:
     """The best parse of ``leaves`` under the aggregated confidences; ``incumbent``: seed with the greedy
-    parse."""
+    parse; ``reference``: the Python agenda even if the scorer has a compiled one."""
     return search_kbest(leaves, scorer, 1, beam=beam, max_pops=max_pops, aggregator=aggregator,
-                        incumbent=incumbent)[0]
+                        incumbent=incumbent, reference=reference)[0]
 
 
 def search_kbest(leaves: list[Item], scorer: Scorer, k: int, *, beam: int = 1000, max_pops: int = 10_000,
-                 aggregator: str = "maxmin", incumbent: bool = True) -> list[SearchResult]:
+                 aggregator: str = "maxmin", incumbent: bool = True,
+                 reference: bool = False) -> list[SearchResult]:
     """Up to ``k`` distinct parses of ``leaves``, best key first; the first is :func:`search`'s parse.
 
     The search that finds the best parse goes on popping after it: every further complete state popped
@@ -153,7 +159,9 @@ def search_kbest(leaves: list[Item], scorer: Scorer, k: int, *, beam: int = 1000
         else:
             greedy = None
     found: list[SearchResult] = []
-    for state, pops, end in best_first(start, scorer, make, beam, max_pops, aggregator, bound):
+    compiled = not reference and getattr(scorer, "agenda", None) is not None
+    agenda_search = compiled_best_first if compiled else best_first
+    for state, pops, end in agenda_search(start, scorer, make, beam, max_pops, aggregator, bound):
         if end == "complete":
             found.append(SearchResult(state.frontier[0], state.score, pops, path=state.path()))
             if len(found) == k:
@@ -171,7 +179,7 @@ def search_kbest(leaves: list[Item], scorer: Scorer, k: int, *, beam: int = 1000
     if k > 1 and greedy is not None and greedy.score is not None:
         _add(found, SearchResult(greedy.item, greedy.score, found[0].pops if found else 0, path=greedy.path))
         if len(found) < k:  # trees worse than the greedy parse, which the bound kept out
-            for state, pops, end in best_first(start, scorer, make, beam, max_pops, aggregator, None):
+            for state, pops, end in agenda_search(start, scorer, make, beam, max_pops, aggregator, None):
                 if end != "complete":
                     break
                 if state.score.key > greedy.score.key:
@@ -244,6 +252,35 @@ def best_first(start: State, scorer: Scorer, make: Any, beam: int, max_pops: int
             return
         offer(state)
     yield state, pops, "empty"
+
+
+REPORTS = {AGENDA_COMPLETE: "complete", AGENDA_CAP: "cap", AGENDA_EMPTY: "empty"}
+
+
+def compiled_best_first(start: State, scorer: Scorer, make: Any, beam: int, max_pops: int, aggregator: str,
+                        bound: tuple[float, ...] | None) -> Iterator[tuple[State, int, str]]:
+    """:func:`best_first` in compiled calls (the scorer's ``agenda``): the same reports, each state rebuilt
+    from its path as the Python search built it."""
+    agenda = scorer.agenda(start.frontier, beam, max_pops, aggregator, bound)  # type: ignore[attr-defined]
+    while True:
+        status, at, pops = agenda.advance()
+        state = replay(start, agenda.path(at), make, aggregator)
+        agenda.adopt(at, state.frontier)
+        yield state, pops, REPORTS[status]
+        if status != AGENDA_COMPLETE:
+            return
+
+
+def replay(start: State, path: Sequence[Scored], make: Any, aggregator: str) -> State:
+    """The state ``path`` leads to from ``start``, with every state on the way as its parent chain."""
+    state = start
+    for first, end, label, confidence in path:
+        frontier = state.frontier
+        item = make(label, frontier[first:end])
+        score = extend(aggregator, state.score, confidence)
+        step = (first, end, label, confidence)
+        state = State(frontier[:first] + (item,) + frontier[end:], score, state, step)
+    return state
 
 
 def complete_greedily(state: State, scorer: Scorer, make: Any, aggregator: str, pops: int,

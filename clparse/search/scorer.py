@@ -26,6 +26,7 @@ from clparse.features.kernel import (
     candidate_rows,
     greedy_steps,
     leaf_masks,
+    new_lookup,
     row_capacity,
     span_count,
     score_state,
@@ -36,6 +37,7 @@ from clparse.features.symbols import CandidateRules, HeadTable, SymbolTable
 from clparse.forest import Forest
 from clparse.preprocess.pipeline import ROOT_LABEL
 from clparse.rebuild.model import ParserModel
+from clparse.search.agenda import Agenda, Interning
 
 
 @dataclass
@@ -89,6 +91,18 @@ class CompiledModel:
         return self._spec
 
 
+class ScoreCache(WindowCache):
+    """A sentence's window cache of scores, its lookup made by a compiled call: ``WindowCache`` makes it with
+    ``Dict.empty``, which costs as much as parsing a short sentence greedily when called from Python."""
+
+    def __init__(self, max_children: int, labels: int) -> None:
+        self.lookup = new_lookup()
+        self.entries = np.zeros(1, dtype=np.int64)
+        self.windows = np.zeros((0, 3 + max_children + 2 * MAX_CONTEXT), dtype=np.int32)
+        self.values = np.zeros((0, labels), dtype=np.float64)
+        self._arrays = None
+
+
 class CandidateScorer:
     """Scores the candidates of states of one sentence (make one per sentence: the cache holds its items)."""
 
@@ -98,11 +112,12 @@ class CandidateScorer:
         self.context = self.compiled.model.features.context
         self.max_children = self.compiled.model.max_children
         self.items: ItemTable | None = None
-        self.cache = WindowCache(self.max_children, MAX_CONTEXT, len(self.labels), np.float64)  # scores
+        self.cache = ScoreCache(self.max_children, len(self.labels))
         self.present = np.zeros(self.compiled.presence_size, dtype=np.int32)
         self._out: dict[str, np.ndarray] = {}
         self._buffers: ScoreBuffers | None = None  # the kernel's record of present and _out
         self.scored = 0  # windows scored (cache misses), for reports
+        self.interning = Interning()  # the compiled agenda's item names, shared by its runs on the sentence
 
     def _items(self, frontier: Sequence[Item]) -> ItemTable:
         if self.items is None:  # the first state is the leaves
@@ -148,6 +163,10 @@ class CandidateScorer:
         return CandidateArrays(out.first[:count], out.end[:count], out.label[:count], out.confidence[:count],
                                self.labels)
 
+    def agenda(self, frontier: Sequence[Item], beam: int, max_pops: int, aggregator: str,
+               bound: tuple[float, ...] | None) -> Agenda:
+        """The best-first agenda search from ``frontier`` in compiled calls (:class:`Agenda`)."""
+        return Agenda(self, frontier, beam, max_pops, aggregator, bound)
 
     def greedy(self, frontier: Sequence[Item], make: Callable[[str, tuple[Item, ...]], Item],
                max_steps: int) -> tuple[tuple[Item, ...], list[tuple[int, int, str, float]], bool]:

@@ -1500,6 +1500,6 @@ def _new_state(slot: int, parent: int, front: int, n: int, fh: np.int64, search:
 
 @njit(cache=True, nogil=True)
 def new_lookup() -> Dict:
-    """An empty int64 -> int64 typed Dict: made by a compiled call, ~2 us, where ``Dict.empty`` called from
-    Python types its arguments anew each time (~2 ms, the time of a short sentence's greedy parse)."""
+    """An empty int64 -> int64 typed Dict, for the agenda's hash sets: ~2 us a call, where ``Dict.empty``
+    called from Python takes ~20 us."""
     return Dict.empty(key_type=types.int64, value_type=types.int64)

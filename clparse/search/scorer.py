@@ -26,7 +26,6 @@ from clparse.features.kernel import (
     candidate_rows,
     greedy_steps,
     leaf_masks,
-    new_lookup,
     row_capacity,
     span_count,
     score_state,
@@ -91,18 +90,6 @@ class CompiledModel:
         return self._spec
 
 
-class ScoreCache(WindowCache):
-    """A sentence's window cache of scores, its lookup made by a compiled call: ``WindowCache`` makes it with
-    ``Dict.empty``, which costs as much as parsing a short sentence greedily when called from Python."""
-
-    def __init__(self, max_children: int, labels: int) -> None:
-        self.lookup = new_lookup()
-        self.entries = np.zeros(1, dtype=np.int64)
-        self.windows = np.zeros((0, 3 + max_children + 2 * MAX_CONTEXT), dtype=np.int32)
-        self.values = np.zeros((0, labels), dtype=np.float64)
-        self._arrays = None
-
-
 class CandidateScorer:
     """Scores the candidates of states of one sentence (make one per sentence: the cache holds its items)."""
 
@@ -112,7 +99,7 @@ class CandidateScorer:
         self.context = self.compiled.model.features.context
         self.max_children = self.compiled.model.max_children
         self.items: ItemTable | None = None
-        self.cache = ScoreCache(self.max_children, len(self.labels))
+        self.cache = WindowCache(self.max_children, MAX_CONTEXT, len(self.labels), np.float64)  # scores
         self.present = np.zeros(self.compiled.presence_size, dtype=np.int32)
         self._out: dict[str, np.ndarray] = {}
         self._buffers: ScoreBuffers | None = None  # the kernel's record of present and _out

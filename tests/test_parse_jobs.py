@@ -100,11 +100,12 @@ def test_cli_jobs_give_the_bytes_and_warnings_of_one_process(trained_db: Path,
 
 
 def _without_cpu_note(stderr: str) -> str:
-    return "".join(line for line in stderr.splitlines(keepends=True) if not line.startswith("warning: --jobs"))
+    lines = stderr.splitlines(keepends=True)
+    return "".join(line for line in lines if not line.startswith("warning: --jobs"))
 
 
-def test_cli_more_jobs_than_cpus_is_one_warning_and_too_many_an_error(trained_db: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_more_jobs_than_cpus_is_one_warning_and_too_many_an_error(
+        trained_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("clparse.cli.parsing.os.cpu_count", lambda: 1)
     result = invoke(["parse", "--db", trained_db, *SEARCH, "--input-format", "ptb", DEV, "--jobs", "2"])
     assert result.exit_code == 0, result.stderr

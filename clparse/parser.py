@@ -96,6 +96,13 @@ def text_sentences(lines: Iterable[str]) -> Iterator[SourceSentence]:
                              tuple(joined[s - base:e - base] for s, e in sentence.spans))
 
 
+def _tokens(sentence: Sentence) -> Sequence[Any]:
+    """A sentence's tokens (strings, or (word, tag) pairs): a string is split on whitespace."""
+    if isinstance(sentence, str):
+        return sentence.split()
+    return sentence.tokens if isinstance(sentence, SourceSentence) else sentence
+
+
 #: ``SearchOptions.tag_alternatives``' default (docs/tagger.md: measured on GUM dev).
 TAG_ALTERNATIVES = 3
 
@@ -180,8 +187,7 @@ class Parser:
         """The (word, tag) pairs to parse: the given tags, or the stored tagger's best tagging and, with
         ``tag_alternatives`` N > 0 and a CRF tagger, up to N more (:meth:`CrfTagger.alternatives`)."""
         count = self.options.tag_alternatives
-        tokens: Sequence[Any] = (sentence.split() if isinstance(sentence, str) else
-                                 sentence.tokens if isinstance(sentence, SourceSentence) else sentence)
+        tokens = _tokens(sentence)
         alternatives = getattr(self.tagger, "alternatives", None) if count and tokens else None
         if alternatives is None or isinstance(tokens[0], tuple):
             return [self.tag(sentence)]
@@ -191,8 +197,7 @@ class Parser:
     def tag(self, sentence: Sentence) -> list[tuple[str, str]]:
         """(word, tag) pairs: words split on whitespace if a string; tagged by the stored tagger if
         untagged."""
-        tokens: Sequence[Any] = (sentence.split() if isinstance(sentence, str) else
-                                 sentence.tokens if isinstance(sentence, SourceSentence) else sentence)
+        tokens = _tokens(sentence)
         if not tokens:
             return []
         if isinstance(tokens[0], tuple):

@@ -15,6 +15,7 @@ import numpy as np
 from numba import types
 from numba.typed import Dict
 
+from clparse.features.arrays import grown
 from clparse.features.kernel import ItemArrays, WindowArrays
 from clparse.features.state import Item
 from clparse.features.symbols import SymbolTable
@@ -52,14 +53,8 @@ class ItemTable:
 
     def _grow(self) -> None:
         capacity = 2 * len(self.label)
-        for name in ("label", "tag", "word", "start", "end", "head", "nkids"):
-            old = getattr(self, name)
-            new = np.full(capacity, -1 if name == "head" else 0, dtype=old.dtype)
-            new[:len(old)] = old
-            setattr(self, name, new)
-        kids = np.full((capacity, self.kids.shape[1]), -1, dtype=np.int32)
-        kids[:len(self.kids)] = self.kids
-        self.kids = kids
+        for name in ("label", "tag", "word", "start", "end", "head", "nkids", "kids"):
+            setattr(self, name, grown(getattr(self, name), capacity, -1 if name in ("head", "kids") else 0))
         self._arrays = None
 
     def reserve(self, capacity: int) -> None:

@@ -60,6 +60,11 @@ def leaf_items(tagged_words: Sequence[tuple[str, str]],
     return [Item(tag, i, i + 1, normalize(word), tag) for i, (word, tag) in enumerate(tagged_words)]
 
 
+def replaced(frontier: tuple[Item, ...], first: int, end: int, item: Item) -> tuple[Item, ...]:
+    """The frontier after an inference: ``item`` in place of ``frontier[first:end]``, its children."""
+    return frontier[:first] + (item,) + frontier[end:]
+
+
 def build(label: str, children: Sequence[Item]) -> Item:
     """The item an inference builds; its head child comes from the Collins rules keyed on ``label``."""
     head = head_child_index(label, tuple(c.label for c in children))

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from clparse.features.arrays import grown
 from clparse.features.kernel import NO_RANK, CandidateSpec, HeadRules
 from clparse.preprocess.heads import (
     BORROWED_RULES,
@@ -112,13 +113,12 @@ class HeadTable:
         n = len(symbols)
         if n <= self.size:
             return False
-        if n > len(self.parent_rule):  # room for twice as many: amortised, a row is filled once
-            room = max(n, 2 * len(self.parent_rule))
-            self.parent_rule = _resized(self.parent_rule, room, 0)
-            self.parent_np = _resized(self.parent_np, room, 0)
-            self.child_class = _resized(self.child_class, room, -1)
-            self.child_pos = _resized(self.child_pos, room, 0)
-            self.child_coordinator = _resized(self.child_coordinator, room, 0)
+        # room for twice as many: amortised, a row is filled once
+        self.parent_rule = grown(self.parent_rule, n)
+        self.parent_np = grown(self.parent_np, n)
+        self.child_class = grown(self.child_class, n, -1)
+        self.child_pos = grown(self.child_pos, n)
+        self.child_coordinator = grown(self.child_coordinator, n)
         for s in range(self.size, n):
             base = base_label(symbols.strings[s])
             if base in WRAPPERS:
@@ -140,12 +140,6 @@ class HeadTable:
     def arrays(self) -> HeadRules:
         """The record :func:`~clparse.features.kernel.head_index` takes (a new one after :meth:`grow`)."""
         return self._arrays
-
-
-def _resized(values: np.ndarray, room: int, fill: int) -> np.ndarray:
-    out = np.full(room, fill, dtype=values.dtype)
-    out[:len(values)] = values
-    return out
 
 
 ITEM_ORDERS = ("random", "l2r", "r2l")  # paper §3.5: random paths, or a strict left-/right-to-left item order
@@ -181,8 +175,7 @@ class CandidateRules:
         as :meth:`HeadTable.grow` does: only a new array when the room runs out)."""
         n = len(self.symbols)
         if self._edge_filled < n:
-            if len(self.edge_stop) < n:
-                self.edge_stop = _resized(self.edge_stop, max(n, 2 * len(self.edge_stop)), 0)
+            self.edge_stop = grown(self.edge_stop, n)
             for s in range(self._edge_filled, n):
                 self.edge_stop[s] = self.constraints and self.symbols.strings[s] in PUNCTUATION_TAGS
             self._edge_filled = n

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+from clparse.features.arrays import grown
 from clparse.features.kernel import (
     A_BEAM,
     A_BOUND_LEN,
@@ -47,15 +48,6 @@ Step = tuple[int, int, str, float]  # first frontier position, end position, lab
 FIRST_CAPACITY = 1024  # states and agenda slots at first: enough for most sentences (a growth costs a call)
 
 
-def _grown(array: np.ndarray, size: int, fill: int = 0) -> np.ndarray:
-    """``array`` with room for at least ``size`` rows (doubling), the new rows ``fill``."""
-    if len(array) >= size:
-        return array
-    new = np.full((max(size, 2 * len(array)), *array.shape[1:]), fill, dtype=array.dtype)
-    new[:len(array)] = array
-    return new
-
-
 class Interning:
     """A sentence's item rows named by the first row with the same label over the same children."""
 
@@ -66,7 +58,7 @@ class Interning:
         self.mapped = 0  # rows interned so far
 
     def room(self, rows: int) -> None:
-        self.canon, self.next = _grown(self.canon, rows), _grown(self.next, rows, -1)
+        self.canon, self.next = grown(self.canon, rows), grown(self.next, rows, -1)
 
 
 class Agenda:
@@ -146,23 +138,23 @@ class Agenda:
         states = int(ints[A_STATES]) + 1
         if states > len(self.st_len):
             for name in ("st_front", "st_len", "st_key", "st_klen", "st_step", "st_conf"):
-                setattr(self, name, _grown(getattr(self, name), states))
-            self.st_parent = _grown(self.st_parent, states, -1)
-            self.st_next = _grown(self.st_next, states, -1)
-        self.front_pool = _grown(self.front_pool, int(ints[A_FRONT_USED] + ints[A_LEAVES]))
-        self.key_pool = _grown(self.key_pool, int(ints[A_KEY_USED] + ints[A_MAX_KEY]) + 1)
+                setattr(self, name, grown(getattr(self, name), states))
+            self.st_parent = grown(self.st_parent, states, -1)
+            self.st_next = grown(self.st_next, states, -1)
+        self.front_pool = grown(self.front_pool, int(ints[A_FRONT_USED] + ints[A_LEAVES]))
+        self.key_pool = grown(self.key_pool, int(ints[A_KEY_USED] + ints[A_MAX_KEY]) + 1)
         live = int(ints[A_HI] - ints[A_LO])
         entering = min(int(ints[A_BEAM]) - live, self.spans * len(self.scorer.labels)) + 1
         if ints[A_FREE] < entering:  # new slots, all free
             old = len(self.slot_parent)
             size = old + entering - int(ints[A_FREE])
             for name in ("slot_parent", "slot_step", "slot_conf", "slot_at", "slot_value"):
-                setattr(self, name, _grown(getattr(self, name), size))
+                setattr(self, name, grown(getattr(self, name), size))
             added = len(self.slot_parent) - old
-            self.free = _grown(self.free, len(self.slot_parent))
+            self.free = grown(self.free, len(self.slot_parent))
             self.free[ints[A_FREE]:ints[A_FREE] + added] = np.arange(old, old + added, dtype=np.int32)
             ints[A_FREE] += added
-        self.order = _grown(self.order, max(live + entering, len(self.slot_parent) + 1))
+        self.order = grown(self.order, max(live + entering, len(self.slot_parent) + 1))
         self._arrays = None
 
     def path(self, state: int) -> list[Step]:

@@ -43,7 +43,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from clparse.features.kernel import AGENDA_CAP, AGENDA_COMPLETE, AGENDA_EMPTY
-from clparse.features.state import Item, interner
+from clparse.features.state import Item, interner, replaced
 from clparse.preprocess.pipeline import ROOT_LABEL
 from clparse.search.aggregate import Score, empty, extend
 from clparse.search.scorer import CandidateArrays
@@ -238,7 +238,7 @@ def best_first(start: State, scorer: Scorer, make: Any, beam: int, max_pops: int
     while agenda:
         _, _, (parent, first, end, label, confidence, score) = agenda.pop(0)
         item = make(label, parent.frontier[first:end])
-        frontier = parent.frontier[:first] + (item,) + parent.frontier[end:]
+        frontier = replaced(parent.frontier, first, end, item)
         if frontier in seen:
             continue
         seen.add(frontier)
@@ -279,7 +279,7 @@ def replay(start: State, path: Sequence[Scored], make: Any, aggregator: str) -> 
         item = make(label, frontier[first:end])
         score = extend(aggregator, state.score, confidence)
         step = (first, end, label, confidence)
-        state = State(frontier[:first] + (item,) + frontier[end:], score, state, step)
+        state = State(replaced(frontier, first, end, item), score, state, step)
     return state
 
 
@@ -316,7 +316,7 @@ def greedy_path(state: State, scorer: Scorer, make: Any,
         if best is None:
             break
         first, end, label, confidence = best
-        frontier = frontier[:first] + (make(label, frontier[first:end]),) + frontier[end:]
+        frontier = replaced(frontier, first, end, make(label, frontier[first:end]))
         score = extend(aggregator, score, confidence)
         steps.append(best)
     return frontier, score, tuple(steps), _complete(frontier)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from clparse.features.state import Item, interner
+from clparse.features.state import Item, interner, replaced
 
 Step = tuple[int, int, str, float]  # first frontier position, end position, label, confidence
 
@@ -24,7 +24,7 @@ def constituents(leaves: Sequence[Item], path: Sequence[Step]) -> list[tuple[Ite
             raise ValueError(f"inference {first}:{end} {label} is off a frontier of {len(frontier)} items")
         item = make(label, frontier[first:end])
         built.append((item, confidence))
-        frontier = frontier[:first] + (item,) + frontier[end:]
+        frontier = replaced(frontier, first, end, item)
     return built
 
 

@@ -55,7 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from clparse.features.state import Item, build, interner
+from clparse.features.state import Item, build, interner, replaced
 from clparse.preprocess.pipeline import ROOT_LABEL
 from clparse.read.tree import Tree
 from clparse.search.aggregate import Score, empty, extend
@@ -243,7 +243,7 @@ def gold_best_first(leaves: list[Item], scorer: GoldScorer, *, aggregator: str =
         if pops >= max_pops:
             return GoldBest("cap", floor=key, pops=pops)
         for first, end, label, confidence in ranked(scorer.candidates(frontier)):
-            child = frontier[:first] + (make(label, frontier[first:end]),) + frontier[end:]
+            child = replaced(frontier, first, end, make(label, frontier[first:end]))
             if child not in seen:
                 extended = extend(aggregator, score, confidence)
                 heapq.heappush(heap, (extended.key, next(counter), child, extended))
@@ -281,7 +281,7 @@ def gold_depth_first(leaves: list[Item], scorer: GoldScorer, bound: tuple[float,
         for first, end, label, confidence in ranked(scorer.candidates(frontier)):
             extended = extend(aggregator, score, confidence)
             if extended.key < bound:
-                child = frontier[:first] + (make(label, frontier[first:end]),) + frontier[end:]
+                child = replaced(frontier, first, end, make(label, frontier[first:end]))
                 children.append((child, extended))
         stack.extend(reversed(children))  # the best candidate is explored first
     return GoldBest("bound", pops=pops)
@@ -299,7 +299,7 @@ def greedy_gold(leaves: list[Item], scorer: GoldScorer,
         first, end, label, confidence = best
         item = build(label, frontier[first:end])
         confidences[(item.start, item.end, label)] = confidence
-        frontier = frontier[:first] + (item,) + frontier[end:]
+        frontier = replaced(frontier, first, end, item)
         score = extend(aggregator, score, confidence)
     return score, confidences
 

@@ -31,7 +31,7 @@ from clparse.features.kernel import (
     score_state,
 )
 from clparse.features.space import FeatureSpace
-from clparse.features.state import Item
+from clparse.features.state import Item, replaced
 from clparse.features.symbols import CandidateRules, HeadTable, SymbolTable
 from clparse.forest import Forest
 from clparse.preprocess.pipeline import ROOT_LABEL
@@ -188,7 +188,7 @@ class CandidateScorer:
             first, end, label = (int(x) for x in steps[step])
             item = make(self.labels[label], built[first:end])
             items.adopt(item, first_new + step)
-            built = built[:first] + (item,) + built[end:]
+            built = replaced(built, first, end, item)
             path.append((first, end, self.labels[label], confidence))
         return built, path, status == GREEDY_DONE
 

@@ -201,6 +201,8 @@ def main() -> None:
     theta: float | str = args.theta if args.theta == "best" else float(args.theta)
     beams = [int(b) for b in args.beams.split(",")]
     gold, which = dev_sentences(args.db, args.dev, args.sentences)
+    if not gold:
+        sys.exit(f"no dev sentences ({which}): is GUM at {GUM}?")
     print(f"{args.db}: Θ̂ = {theta}, {len(gold):,} dev sentences ({which}), gold tags, "
           f"max_pops {args.max_pops:,}; one process, single-threaded")
     print(HEADER)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from clparse.evaluate import EvalbParams, SentenceResult, evaluate_sentence
 from clparse.features.state import leaf_items
 from clparse.parser import Parser
-from clparse.preprocess.pipeline import ROOT_LABEL, preprocess_tree
+from clparse.preprocess.pipeline import ROOT_LABEL, preprocess_tagged, preprocess_tree
 from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG
 from clparse.read.tree import Tree
 from clparse.search.aggregate import Score
@@ -84,7 +84,7 @@ def diagnose(parser: Parser, gold: Tree, *, gold_max_pops: int = 10_000, gold_ma
     if len(tagged) > options.max_words:
         found.problem = "no search"
         return finish(flat_tree(tagged), f"longer than {options.max_words} words")
-    prepared = preprocess_tree(Tree("S", [Tree.preterminal(t, w) for w, t in tagged]), parser.preprocess)
+    prepared = preprocess_tagged(tagged, parser.preprocess)
     if prepared is None:
         found.problem = "no search"
         return finish(flat_tree(tagged), "nothing left after preprocessing")

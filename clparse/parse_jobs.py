@@ -2,10 +2,14 @@
 
 The parent reads the input and sends it in chunks of consecutive sentences to the workers (each
 holds at most :data:`AHEAD` chunks not yet handed back, and at most :data:`WINDOW` chunks per
-worker are read ahead of the output, so memory stays bounded however long the input). Every worker
-is a spawned interpreter (no SQLite handle or numba state crosses a fork, as for ``train --jobs``)
-that rebuilds the parser once from the database, read-only, at the same Θ̂
-and search options (k-best included), and sends back plain data per sentence: the result's own
+worker are read ahead of the output, so memory stays bounded however long the input). Where the
+system can fork (Linux, the BSDs), every worker is a fork of the parent made after the parser was
+rebuilt: it starts with the parent's imports, model and compiled tables (the parent holds no open
+SQLite handle then, and the kernels hold no threads; a spawned worker spent about a second on imports
+and the model before its first sentence, which held ``--jobs 2`` on GUM dev ≤ 15 to 1.4×). Elsewhere
+(:data:`START`) each is a spawned interpreter that rebuilds the parser once from the database,
+read-only, at the same Θ̂ and search options (k-best included). Either way it sends back plain data
+per sentence: the result's own
 serialisation (:func:`clparse.output.to_dict`, what ``--format json`` writes: every tree as PTB text,
 scores, confidences, tokens, tags, offsets, fallback, completion, pops). The parent rebuilds each
 :class:`~clparse.output.ParseResult` from it and yields them strictly in input order, so the output
@@ -29,6 +33,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from multiprocessing.connection import Connection, wait
+from multiprocessing.context import ForkContext, SpawnContext
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +43,8 @@ from clparse.interrupt import die_with_parent
 CHUNK = 32  # sentences per message: large enough to amortize the pickling, small enough to stream
 AHEAD = 2  # chunks a worker holds at most (one parsing, one waiting), so it never idles between them
 WINDOW = 4  # chunks per worker read and not yet yielded, at most: a slow chunk holds the others this far
+#: How workers start: a fork of the parent where the system has it, else a fresh interpreter.
+START = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
 
 #: One sentence's result as plain data: :func:`clparse.output.to_dict`'s, and the K asked for.
 Payload = tuple[dict[str, Any], int]
@@ -68,12 +75,17 @@ def open_worker_parser(db: str, thetas: float | dict[str, float], options: dict[
 
 
 def worker(parent: int, conn: Connection, db: str, thetas: float | dict[str, float],
-           options: dict[str, Any]) -> None:
-    """A worker process: open the parser, then parse each chunk received until told to stop (None)."""
+           options: dict[str, Any], parser: Any = None, inherited: Sequence[Connection] = ()) -> None:
+    """A worker process: open the parser (unless forked with the parent's, ``parser``), then parse each
+    chunk received until told to stop (None). ``inherited``: the parent's ends of the workers' pipes
+    made before this fork, closed here so that only the parent holds them."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     die_with_parent(parent)
+    for other in inherited:
+        other.close()
     try:
-        parser = open_worker_parser(db, thetas, options)
+        if parser is None:
+            parser = open_worker_parser(db, thetas, options)
     except BaseException as exc:  # told to the parent, which stops the run with it
         conn.send(("error", f"could not start: {_describe(exc, db)}"))
         conn.close()
@@ -158,9 +170,10 @@ def take_chunk(sentences: Iterator[tuple[Sequence[Any], Any]],
 
 
 def parse_parallel(parser: Any, sentences: Iterator[tuple[Sequence[Any], Any]], jobs: int, *,
-                   chunk: int | None = None) -> Iterator[tuple[Any, Any]]:
+                   chunk: int | None = None, start: str | None = None) -> Iterator[tuple[Any, Any]]:
     """(result, extra) for each (sentence, extra) of ``sentences``, in their order, parsed in ``jobs``
-    processes each rebuilding ``parser`` (a :class:`~clparse.parser.Parser` opened from a database).
+    processes with ``parser`` (a :class:`~clparse.parser.Parser` opened from a database): forks of this
+    process, or interpreters each rebuilding it (``start``: "fork" or "spawn", default :data:`START`).
 
     An error raised while reading ``sentences`` is raised after every sentence read before it has been
     yielded, as parsing one at a time would. ``chunk``: sentences per message (default :data:`CHUNK`).
@@ -173,7 +186,11 @@ def parse_parallel(parser: Any, sentences: Iterator[tuple[Sequence[Any], Any]], 
     thetas: float | dict[str, float] = dict(model.label_thetas) if model.label_thetas else float(model.theta)
     options = asdict(parser.options)
     chunk = chunk or CHUNK
-    context = multiprocessing.get_context("spawn")
+    start = start or START
+    if start not in ("fork", "spawn"):
+        raise ParameterError("start", f"must be fork or spawn, got {start!r}")
+    context: ForkContext | SpawnContext = (multiprocessing.get_context("fork") if start == "fork"
+                                           else multiprocessing.get_context("spawn"))
     workers: list[_Worker] = []
     chunks: dict[int, _Chunk] = {}
     sent = handed = 0  # chunks sent to workers, chunks yielded
@@ -184,8 +201,9 @@ def parse_parallel(parser: Any, sentences: Iterator[tuple[Sequence[Any], Any]], 
     try:
         for number in range(1, jobs + 1):
             ours, theirs = context.Pipe(duplex=True)
+            forked = (parser, [w.conn for w in workers]) if start == "fork" else ()
             process = context.Process(target=worker, args=(os.getpid(), theirs, str(parser.source), thetas,
-                                                           options),
+                                                           options, *forked),
                                       name=f"clparse-parse-{number}", daemon=True)
             process.start()
             theirs.close()

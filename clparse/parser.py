@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from clparse.errors import ConfigurationError
 from clparse.features.state import leaf_items
 from clparse.output import ParsedTree, ParseResult, score_value  # ParseResult: re-exported, its old home
-from clparse.preprocess.pipeline import PreprocessConfig, preprocess_tree
+from clparse.preprocess.pipeline import PreprocessConfig, preprocess_tagged
 from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG
 from clparse.read.tree import Tree
 from clparse.rebuild.model import ParserModel, best_theta, load_model
@@ -269,8 +269,7 @@ class Parser:
         if len(tagged) > self.options.max_words:
             return ParseResult(flat_tree(tagged), tagged, f"longer than {self.options.max_words} words",
                                kbest=kbest)
-        flat = Tree("S", [Tree.preterminal(t, w) for w, t in tagged])
-        prepared = preprocess_tree(flat, self.preprocess)
+        prepared = preprocess_tagged(tagged, self.preprocess)
         if prepared is None:
             return ParseResult(flat_tree(tagged), tagged, "nothing left after preprocessing", kbest=kbest)
         removed = {token.index for token in prepared.removed}

@@ -82,11 +82,16 @@ def one_process(trained_db: Path, inputs: dict[str, tuple[str, Path]]) -> Callab
     return run
 
 
-@pytest.mark.parametrize(("case", "jobs"), [("ptb", 2), ("ptb", 3), ("tokens", 2), ("tagged", 3)])
+@pytest.mark.parametrize(("case", "jobs", "start"), [("ptb", 2, "fork"), ("ptb", 3, "fork"),
+                                                    ("tokens", 2, "fork"), ("tagged", 3, "fork"),
+                                                    ("tokens", 2, "spawn")])
 def test_cli_jobs_give_the_bytes_and_warnings_of_one_process(trained_db: Path,
                                                              inputs: dict[str, tuple[str, Path]],
                                                              one_process: Callable[[str], Result],
-                                                             case: str, jobs: int) -> None:
+                                                             case: str, jobs: int, start: str,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # fork: workers with the parent's parser (Linux's default here); spawn: each rebuilds it from the file
+    monkeypatch.setattr("clparse.parse_jobs.START", start)
     fmt, path = inputs[case]
     expected = one_process(case)
     result = invoke(["parse", "--db", trained_db, *SEARCH, "--input-format", fmt, path, "--jobs", jobs])
@@ -144,13 +149,27 @@ def test_api_jobs_give_the_same_results_and_types(trained_db: Path) -> None:
     assert one_tally.fallbacks and one_tally.completions
 
 
-def test_api_a_worker_that_cannot_start_is_one_error(copy_trained_db: Callable[[], Path]) -> None:
+def test_api_a_worker_that_cannot_start_is_one_error(copy_trained_db: Callable[[], Path],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("clparse.parse_jobs.START", "spawn")
     db = copy_trained_db()
     parser = api.open_parser(db, 3.0, beam=1)
     for path in db.parent.glob(db.name + "*"):
-        path.unlink()  # the workers open the file again: gone
+        path.unlink()  # spawned workers open the file again: gone
     with pytest.raises(ClparseError, match=r"parse worker \d of 2: could not start"):
         list(api.parse(parser, [str(DEV)], "ptb", jobs=2))
+
+
+def test_api_forked_workers_parse_with_the_parents_model(copy_trained_db: Callable[[], Path],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # A forked worker never reopens the database for gold-tagged input: the file may be gone by then.
+    monkeypatch.setattr("clparse.parse_jobs.START", "fork")
+    db = copy_trained_db()
+    parser = api.open_parser(db, 3.0, beam=1)
+    expected = [str(r.tree) for r in api.parse(parser, [str(DEV)], "ptb")]
+    for path in db.parent.glob(db.name + "*"):
+        path.unlink()
+    assert [str(r.tree) for r in api.parse(parser, [str(DEV)], "ptb", jobs=2)] == expected
 
 
 def test_api_jobs_must_be_at_least_one(trained_db: Path) -> None:
@@ -161,14 +180,14 @@ def test_api_jobs_must_be_at_least_one(trained_db: Path) -> None:
 
 
 def workers_of(pid: int) -> list[int]:
-    """The spawned worker processes of ``pid`` (multiprocessing's resource tracker left out)."""
+    """The worker processes of ``pid``, forked or spawned (multiprocessing's resource tracker left out)."""
     found = []
     for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
         try:
             command = Path(f"/proc/{child}/cmdline").read_bytes()
         except OSError:
             continue
-        if b"spawn_main" in command and b"resource_tracker" not in command:
+        if b"resource_tracker" not in command:
             found.append(int(child))
     return found
 

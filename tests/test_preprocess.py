@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from clparse.data import sample_path
 from clparse.preprocess import (
@@ -10,6 +11,7 @@ from clparse.preprocess import (
     PreprocessReport,
     Vocabulary,
     is_punctuation,
+    preprocess_tagged,
     preprocess_tree,
     preprocess_treebank,
     sentence_length,
@@ -188,3 +190,41 @@ def test_preprocessing_is_idempotent(tree: Tree) -> None:
         return
     twice = preprocess_tree(once.tree)
     assert twice is not None and twice.tree == once.tree and twice.removed == []
+
+
+# Tags that every deleting step acts on, and ordinary ones: flat sentences made of them meet each rule.
+FLAT_TAGS = [",", ":", ".", "``", "''", EMPTY_ELEMENT_TAG, "NN", "VBD", "-LRB-", "HYPH"]
+STEP_FLAGS = ["strip_function_tags", "delete_empty_elements", "prt_to_advp", "remove_quotation_marks",
+              "raise_punctuation", "remove_outermost_punctuation", "remove_unary_self_projections"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "(", "''"]), st.sampled_from(FLAT_TAGS)), max_size=8),
+       st.fixed_dictionaries({flag: st.booleans() for flag in STEP_FLAGS}))
+def test_preprocess_tagged_equals_the_tree_steps(tagged: list[tuple[str, str]],
+                                                 flags: dict[str, bool]) -> None:
+    # The parser's fast path against the general one on the flat tree it stands for.
+    config = PreprocessConfig.from_dict(dict(flags))
+    fast = preprocess_tagged(tagged, config)
+    slow = preprocess_tree(Tree("S", [Tree.preterminal(t, w) for w, t in tagged]), config)
+    if slow is None:
+        assert fast is None
+        return
+    assert fast is not None
+    assert format_tree(fast.tree) == format_tree(slow.tree)
+    assert fast.removed == slow.removed
+    assert fast.original_words == slow.original_words
+    assert fast.original is not None and slow.original is not None
+    assert format_tree(fast.original) == format_tree(slow.original)
+
+
+def test_preprocess_tagged_by_hand() -> None:
+    result = preprocess_tagged([("``", "``"), ("Hi", "UH"), ("*", EMPTY_ELEMENT_TAG), (",", ","),
+                                ("''", "''"), ("!", ".")])
+    assert result is not None
+    assert format_tree(result.tree) == "(ROOT (S (UH Hi)))"
+    assert [(t.index, t.word, t.step) for t in result.removed] == [
+        (0, "``", "remove_quotation_marks"), (2, ",", "remove_outermost_punctuation"),
+        (3, "''", "remove_quotation_marks"), (4, "!", "remove_outermost_punctuation")]
+    assert preprocess_tagged([("``", "``")]) is None
+    assert preprocess_tagged([]) is None  # deleting steps remove a phrase left empty

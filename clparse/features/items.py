@@ -12,11 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from numba import types
-from numba.typed import Dict
 
 from clparse.features.arrays import grown
-from clparse.features.kernel import ItemArrays, WindowArrays
+from clparse.features.kernel import ItemArrays, WindowArrays, new_lookup
 from clparse.features.state import Item
 from clparse.features.symbols import SymbolTable
 
@@ -124,7 +122,7 @@ class WindowCache:
     """
 
     def __init__(self, max_children: int, max_context: int, labels: int, dtype: type) -> None:
-        self.lookup = Dict.empty(key_type=types.int64, value_type=types.int64)
+        self.lookup = new_lookup()  # a compiled call: Dict.empty from Python costs ~0.15 ms a sentence
         self.entries = np.zeros(1, dtype=np.int64)
         self.windows = np.zeros((0, 3 + max_children + 2 * max_context), dtype=np.int32)
         self.values: np.ndarray = np.zeros((0, labels), dtype=dtype)

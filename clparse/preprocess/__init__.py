@@ -7,6 +7,7 @@ from clparse.preprocess.pipeline import (
     Preprocessed,
     PreprocessReport,
     RemovedToken,
+    preprocess_tagged,
     preprocess_tree,
     preprocess_treebank,
     sentence_length,
@@ -17,5 +18,6 @@ from clparse.preprocess.vocabulary import UNK, Vocabulary
 __all__ = [
     "PUNCTUATION_TAGS", "ROOT_LABEL", "STEP_NAMES", "UNK", "PreprocessConfig", "PreprocessReport",
     "Preprocessed", "RemovedToken", "Vocabulary", "base_label", "head_child", "head_child_index",
-    "is_punctuation", "lexical_head", "preprocess_tree", "preprocess_treebank", "sentence_length",
+    "is_punctuation", "lexical_head", "preprocess_tagged",
+    "preprocess_tree", "preprocess_treebank", "sentence_length",
 ]

@@ -10,12 +10,12 @@ that a parser can put them back into its output for scoring.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from clparse.errors import ConfigurationError
-from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG, STEPS, is_punctuation
+from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG, QUOTE_TAGS, STEPS, is_punctuation
 from clparse.read.ptb import unwrap
 from clparse.read.tree import Tree
 
@@ -145,6 +145,44 @@ def preprocess_tree(tree: Tree, config: PreprocessConfig = PreprocessConfig(),
         return None
     removed.sort(key=lambda token: token.index)
     return Preprocessed(Tree(ROOT_LABEL, [current]), removed, [leaf.word or "" for leaf in tokens], tree)
+
+
+def preprocess_tagged(tagged: Sequence[tuple[str, str]],
+                      config: PreprocessConfig = PreprocessConfig()) -> Preprocessed | None:
+    """:func:`preprocess_tree` of the flat tree ``(S (tag word) ...)`` over ``tagged`` (word, tag) pairs, what
+    the parser preprocesses for every sentence, without walking the tree once per step: on a flat tree
+    only the deletions act (the relabelling steps see ``S``; nothing can be raised or collapsed), so it
+    is the same result, token for token (``tests/test_preprocess.py`` holds the two together)."""
+    leaves = [Tree.preterminal(tag, word) for word, tag in tagged]
+    tokens = [leaf for leaf in leaves if leaf.label != EMPTY_ELEMENT_TAG]
+    position = {id(leaf): i for i, leaf in enumerate(tokens)}
+    removed: list[RemovedToken] = []
+
+    def drop(current: list[Tree], step: str, doomed: Callable[[int, Tree], bool]) -> list[Tree] | None:
+        """``current`` without the doomed leaves; None if none is left (the phrase goes too)."""
+        kept = []
+        for i, leaf in enumerate(current):
+            if not doomed(i, leaf):
+                kept.append(leaf)
+            elif id(leaf) in position:
+                removed.append(RemovedToken(position[id(leaf)], leaf.word or "", leaf.label, step))
+        return kept or None
+
+    current: list[Tree] | None = leaves
+    if config.delete_empty_elements:
+        current = drop(leaves, "delete_empty_elements", lambda _, leaf: leaf.label == EMPTY_ELEMENT_TAG)
+    if current is not None and config.remove_quotation_marks:
+        current = drop(current, "remove_quotation_marks", lambda _, leaf: leaf.label in QUOTE_TAGS)
+    if current is not None and config.remove_outermost_punctuation:
+        words = [i for i, leaf in enumerate(current) if not is_punctuation(leaf)]
+        if words:  # a sentence of punctuation alone stays as it is
+            first, last = words[0], words[-1]
+            current = drop(current, "remove_outermost_punctuation", lambda i, _: i < first or i > last)
+    if current is None:
+        return None
+    removed.sort(key=lambda token: token.index)
+    return Preprocessed(Tree(ROOT_LABEL, [Tree("S", current)]), removed, [leaf.word or "" for leaf in tokens],
+                        Tree("S", leaves))
 
 
 def preprocess_treebank(trees: Iterable[Tree], config: PreprocessConfig = PreprocessConfig(),

@@ -36,7 +36,8 @@ features some tree tests are marked: the rest cannot change a score.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 from numba import njit, types
@@ -89,6 +90,17 @@ class HeadRules(NamedTuple):
 
 
 NO_RANK = 2**31 - 1
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def nrt_free(function: _F) -> _F:
+    """Compile a kernel without numba's reference counting (NRT), which otherwise increments and decrements
+    every array of its arguments (records included) atomically on every call: half of a window's scoring
+    time before, as the scoring helpers are called hundreds of times per window. Only for kernels that
+    create no array or typed Dict and return none (they read and write their callers' arrays), and that
+    call only such kernels."""
+    return njit(cache=True, nogil=True, _nrt=False)(function)  # type: ignore[call-overload,no-any-return]
 
 
 class CandidateSpec(NamedTuple):
@@ -145,6 +157,7 @@ class LeafMasks(NamedTuple):
     word_base: np.ndarray  # int64 [tree + 1]: tree t's leaves are the bits of words word_base[t] .. [t+1]-1
     leaf_base: np.ndarray  # int64 per tree: where its leaves' values start in leaf_value
     leaf_value: np.ndarray  # float64: each tree's leaf values, left to right
+    word_leaf: np.ndarray  # int64 per word: where the leaf of its lowest bit has its value in leaf_value
     walk: int  # 1: walk every tree instead
 
 
@@ -164,8 +177,9 @@ class ScoreBuffers(NamedTuple):
     touched: np.ndarray  # int32: the feature ids marked, to unmark them
     child_symbols: np.ndarray  # int32 [K]: a candidate's children's labels
     label_heads: np.ndarray  # int64 per label: its head child over the window (-1: not a candidate)
-    masks: np.ndarray  # uint64 per LeafMasks word: the leaves still possible after the head-free features
-    head_masks: np.ndarray  # uint64 per mask word: the same after one head child's features too
+    masks: np.ndarray  # uint64 per LeafMasks word: the leaves still possible after the present features
+    undo_word: np.ndarray  # int64 per LeafMasks entry: the words one head child's features changed ...
+    undo_mask: np.ndarray  # uint64: ... and what they held before, to put back for the next head child
     first: np.ndarray  # int32 out: each candidate's first frontier position
     end: np.ndarray  # int32 out: one past its last
     label: np.ndarray  # int32 out: its label index
@@ -198,7 +212,7 @@ class RowBuffers(NamedTuple):
     indices: np.ndarray  # int32 out
 
 
-@njit(cache=True, nogil=True)
+@nrt_free
 def head_index(parent: int, children: np.ndarray, n: int, heads: HeadRules) -> int:
     """Head child of a phrase labeled ``parent`` over ``children[:n]`` (symbol ids), with coordination."""
     rule = heads.parent_rule[parent]
@@ -292,7 +306,7 @@ def slot_names() -> list[tuple[str, str]]:
     return names
 
 
-@njit(cache=True, nogil=True)
+@nrt_free
 def _row_capacity(max_children: int, words: int) -> int:
     return 3 * (18 + 4 * MAX_CONTEXT) + 24 * max_children + 16 * words + 40
 
@@ -311,9 +325,10 @@ def _code(slot: int, prop: int, symbol: int, v: int) -> int:
 
 
 # The helpers below run per item, span or label: they take the arrays they read, not whole records
-# (a record argument of a call numba does not inline costs a reference count per array it holds).
+# (a record argument of a call numba does not inline costs a reference count per array it holds, unless
+# the callee is compiled without reference counts: nrt_free).
 
-@njit(cache=True, nogil=True)
+@nrt_free
 def _emit_item(out: np.ndarray, pos: int, slot: int, item: int, label: np.ndarray, tag: np.ndarray,
                word: np.ndarray, v: int) -> int:
     """The label, headtag and headword codes of ``item`` (-1: an absent item, ``<none>``) in ``slot``."""
@@ -328,7 +343,7 @@ def _emit_item(out: np.ndarray, pos: int, slot: int, item: int, label: np.ndarra
     return pos + 3
 
 
-@njit(cache=True, nogil=True)
+@nrt_free
 def _emit_group(out, pos, group, frontier, first, lo, hi, skip, flags, label, tag, word,  # type: ignore[no-untyped-def]
                 start, end, v):
     """``exists`` then ``exists-terminal`` over children ``lo .. hi - 1`` except ``skip``."""
@@ -348,19 +363,19 @@ def _emit_group(out, pos, group, frontier, first, lo, hi, skip, flags, label, ta
     return pos
 
 
-@njit(cache=True, nogil=True)
+@nrt_free
 def _emit_grandchildren(out, pos, slot, child, nkids, kids, label, tag, word, v):  # type: ignore[no-untyped-def]
     count = nkids[child]
     pos = _emit_item(out, pos, slot, kids[child, 0] if count > 0 else -1, label, tag, word, v)
     return _emit_item(out, pos, slot + 1, kids[child, count - 1] if count > 0 else -1, label, tag, word, v)
 
 
-@njit(cache=True, nogil=True)
+@nrt_free
 def _head_child(item: int, nkids: np.ndarray, kids: np.ndarray, head: np.ndarray) -> int:
     return kids[item, head[item]] if nkids[item] > 0 else -1
 
 
-@njit(cache=True, nogil=True)
+@nrt_free
 def emit_head_free(out: np.ndarray, frontier: np.ndarray, first: int, end: int, items: ItemArrays,
                    space: FeatureTable) -> int:
     """Codes of the features of the candidate over ``frontier[first:end]`` that do not depend on the head
@@ -410,7 +425,7 @@ def emit_head_free(out: np.ndarray, frontier: np.ndarray, first: int, end: int, 
     return pos
 
 
-@njit(cache=True, nogil=True)
+@nrt_free
 def _emit_terminal(out: np.ndarray, pos: int, slot: int, leaf: int, tag: np.ndarray, word: np.ndarray,
                    v: int) -> int:
     """The headtag and headword codes of leaf ``leaf`` (-1: none, ``<none>``) in ``slot``."""
@@ -419,7 +434,7 @@ def _emit_terminal(out: np.ndarray, pos: int, slot: int, leaf: int, tag: np.ndar
     return pos + 2
 
 
-@njit(cache=True, nogil=True)
+@nrt_free
 def _emit_span_edges(out, pos, frontier, first, end, context, start, end_, tag, word, v):  # type: ignore[no-untyped-def]
     """The span's first and last terminal, and the terminals just before and after it. The outside ones
     are read from the nearest context items, so they need context >= 1: a window (and so the search's
@@ -435,7 +450,7 @@ def _emit_span_edges(out, pos, frontier, first, end, context, start, end_, tag, 
     return pos
 
 
-@njit(cache=True, nogil=True)
+@nrt_free
 def emit_head_dependent(out: np.ndarray, pos: int, frontier: np.ndarray, first: int, end: int,
                         head_child: int, items: ItemArrays, space: FeatureTable) -> int:
     """Append the codes of the features that depend on head child ``head_child`` (a position among the
@@ -469,7 +484,7 @@ def emit_head_dependent(out: np.ndarray, pos: int, frontier: np.ndarray, first: 
     return pos
 
 
-@njit(cache=True, nogil=True)
+@nrt_free
 def blocked_by_chain(frontier_item: int, label_symbol: int, label: np.ndarray, nkids: np.ndarray,
                      kids: np.ndarray) -> bool:
     """Is ``label_symbol`` on the item's unary chain (the item itself or a one-child descendant)?"""
@@ -482,7 +497,7 @@ def blocked_by_chain(frontier_item: int, label_symbol: int, label: np.ndarray, n
         node = kids[node, 0]
 
 
-@njit(cache=True, nogil=True)
+@nrt_free
 def span_stopped(frontier: np.ndarray, first: int, end: int, start: np.ndarray, end_: np.ndarray,
                  tag: np.ndarray, nkids: np.ndarray, edge_stop: np.ndarray) -> bool:
     """Is the span's first or last child a punctuation terminal (and the span not all punctuation)?"""
@@ -497,13 +512,13 @@ def span_stopped(frontier: np.ndarray, first: int, end: int, start: np.ndarray, 
     return False
 
 
-@njit(cache=True, nogil=True)
+@nrt_free
 def root_allowed(first: int, end: int, n: int, root_unary: int) -> bool:
     """ROOT only over the whole frontier (and, with ``root_unary``, only over a single item)."""
     return first == 0 and end == n and (root_unary == 0 or n == 1)
 
 
-@njit(cache=True, nogil=True)
+@nrt_free
 def order_limits(frontier: np.ndarray, nkids: np.ndarray, order: int) -> tuple[int, int]:
     """(last legal first child, first legal end) of a state under an item order (paper §3.5).
 
@@ -524,7 +539,7 @@ def order_limits(frontier: np.ndarray, nkids: np.ndarray, order: int) -> tuple[i
     return n - 1, 1
 
 
-@njit(cache=True, nogil=True)
+@nrt_free
 def candidate_head(frontier: np.ndarray, first: int, end: int, label_symbol: int, child_symbols: np.ndarray,
                    label: np.ndarray, heads: HeadRules) -> int:
     """The head child (position among the children) of ``label_symbol`` over ``frontier[first:end]``
@@ -593,7 +608,7 @@ _W1 = np.uint64(0x9E3779B97F4A7C15)
 _W2 = np.uint64(0xBF58476D1CE4E5B9)
 
 
-@njit(cache=True, nogil=True)
+@nrt_free
 def _window_hash(lm: int, rm: int, frontier: np.ndarray, lo: int, hi: int) -> np.int64:
     h = (np.uint64(lm) * np.uint64(31) + np.uint64(rm) + np.uint64(1)) * _W1
     for i in range(lo, hi):
@@ -602,14 +617,14 @@ def _window_hash(lm: int, rm: int, frontier: np.ndarray, lo: int, hi: int) -> np
     return np.int64(h & np.uint64(0x7FFFFFFFFFFFFFFF))
 
 
-@njit(cache=True, nogil=True)
+@nrt_free
 def _store_window(win: np.ndarray, e: int, lm: int, rm: int, frontier: np.ndarray, lo: int, hi: int) -> None:
     win[e, 0], win[e, 1], win[e, 2] = lm, rm, hi - lo
     for i in range(lo, hi):
         win[e, 3 + i - lo] = frontier[i]
 
 
-@njit(cache=True, nogil=True)
+@nrt_free
 def _same_window(win: np.ndarray, e: int, lm: int, rm: int, frontier: np.ndarray, lo: int, hi: int) -> bool:
     if win[e, 0] != lm or win[e, 1] != rm or win[e, 2] != hi - lo:
         return False
@@ -724,7 +739,7 @@ def _state_examples(frontier, correct, items, rules, heads, space, rows, lookup,
 
 # ------------------------------------------------------------------ the parser's side: scoring
 
-@njit(cache=True, nogil=True)
+@nrt_free
 def _walk_tree(t: int, present: np.ndarray, trees: TreeArrays) -> float:
     """q^t(I): tree ``t``'s leaf value, walking from its root."""
     feature, true_child, false_child = trees.feature, trees.true_child, trees.false_child
@@ -734,28 +749,32 @@ def _walk_tree(t: int, present: np.ndarray, trees: TreeArrays) -> float:
     return trees.value[node]
 
 
-@njit(cache=True, nogil=True)
+@nrt_free
 def _sum_trees(label: int, present: np.ndarray, trees: TreeArrays, masks: np.ndarray,
                leaves: LeafMasks) -> float:
     """Q(I) = Σ_t q^t(I) over the label's trees, added in training order; a tree's exit leaf is the lowest
     bit left in its words of ``masks`` (or, with ``leaves.walk``, found by walking the tree). The additions
     are the same either way, so the same float comes out."""
-    word_base, leaf_base, leaf_value = leaves.word_base, leaves.leaf_base, leaves.leaf_value
     total = 0.0
     if leaves.walk:
         for t in range(trees.offsets[label], trees.offsets[label + 1]):
             total += _walk_tree(t, present, trees)
         return total
-    for t in range(trees.offsets[label], trees.offsets[label + 1]):
-        w = word_base[t]
-        while masks[w] == 0:  # the exit leaf's bit is never cleared, so this stops within the tree
-            w += 1
-        bit: int = trailing_zeros(masks[w])  # type: ignore[call-arg]
-        total += leaf_value[leaf_base[t] + 64 * (w - word_base[t]) + bit]
+    word_base, word_leaf, leaf_value = leaves.word_base, leaves.word_leaf, leaves.leaf_value
+    one = np.uint64(1)
+    # Unsigned indices: numba then leaves out its negative-index wrap-around on every load (half the time).
+    for t in range(np.uint64(trees.offsets[label]), np.uint64(trees.offsets[label + 1])):
+        w = np.uint64(word_base[t])
+        x = masks[w]
+        while x == 0:  # the exit leaf's bit is never cleared, so this stops within the tree
+            w += one
+            x = masks[w]
+        bit: np.uint64 = trailing_zeros(x)  # type: ignore[call-arg]
+        total += leaf_value[np.uint64(word_leaf[w]) + bit]
     return total
 
 
-@njit(cache=True, nogil=True)
+@nrt_free
 def _apply_masks(touched: np.ndarray, lo: int, hi: int, leaves: LeafMasks, masks: np.ndarray) -> None:
     """Rule out, in ``masks``, the leaves that the present features ``touched[lo:hi]`` send away from."""
     offsets, node_word, node_mask = leaves.node_offsets, leaves.node_word, leaves.node_mask
@@ -851,13 +870,15 @@ def leaf_masks(trees: TreeArrays, features: int, walk: bool = False) -> LeafMask
         no_trees = np.zeros(len(trees.roots) + 1, dtype=np.int64)
         return LeafMasks(np.zeros(features + 1, dtype=np.int64), np.zeros(0, dtype=np.int64),
                          np.zeros(0, dtype=np.uint64), no_trees, no_trees[:-1], np.zeros(0, dtype=np.float64),
-                         1)
+                         np.zeros(0, dtype=np.int64), 1)
     offsets, word, mask, word_base, leaf_base, leaf_value = _leaf_masks(
         trees.roots, trees.feature, trees.true_child, trees.false_child, trees.value, features)
-    return LeafMasks(offsets, word, mask, word_base, leaf_base, leaf_value, 0)
+    words = np.diff(word_base)
+    word_leaf = np.repeat(leaf_base - 64 * word_base[:-1], words) + 64 * np.arange(word_base[-1])
+    return LeafMasks(offsets, word, mask, word_base, leaf_base, leaf_value, word_leaf.astype(np.int64), 0)
 
 
-@njit(cache=True, nogil=True)
+@nrt_free
 def _mark(codes: np.ndarray, lo: int, hi: int, table: np.ndarray, present: np.ndarray, touched: np.ndarray,
           count: int) -> int:
     """Mark the features of ``codes[lo:hi]`` present, each new one once in ``touched`` (from ``count``):
@@ -873,27 +894,67 @@ def _mark(codes: np.ndarray, lo: int, hi: int, table: np.ndarray, present: np.nd
     return count
 
 
-@njit(cache=True, nogil=True)
+@nrt_free
+def _label_heads(e: int, frontier: np.ndarray, first: int, end: int, root_here: bool, items: ItemArrays,
+                 rules: CandidateSpec, scores: np.ndarray, buffers: ScoreBuffers) -> None:
+    """Each label's head child over the window into ``buffers.label_heads`` (-1: never a candidate here,
+    its score 0.0). The children's labels are read once for every label; one child is its own head."""
+    label_heads, child_symbols = buffers.label_heads, buffers.child_symbols
+    label, nkids, kids = items.label, items.nkids, items.kids
+    label_symbols = rules.label_symbols
+    m = end - first
+    for k in range(m):
+        child_symbols[k] = label[frontier[first + k]]
+    for li in range(label_symbols.shape[0]):
+        symbol = label_symbols[li]
+        if (m == 1 and blocked_by_chain(frontier[first], symbol, label, nkids, kids)) or (
+                li == rules.root and not root_here):
+            label_heads[li] = -1
+            scores[e, li] = 0.0
+        elif m == 1:
+            label_heads[li] = 0
+        else:
+            label_heads[li] = head_index(symbol, child_symbols, m, rules.heads)
+
+
+@nrt_free
+def _apply_logged(touched: np.ndarray, lo: int, hi: int, leaves: LeafMasks, masks: np.ndarray,
+                  undo_word: np.ndarray, undo_mask: np.ndarray) -> int:
+    """:func:`_apply_masks`, logging each word's value before it changes (for :func:`_undo`); returns the
+    log's length. Each feature is applied once (``touched`` is de-duplicated), so the log holds at most
+    one entry per LeafMasks entry."""
+    offsets, node_word, node_mask = leaves.node_offsets, leaves.node_word, leaves.node_mask
+    k = 0
+    for i in range(lo, hi):
+        f = touched[i]
+        for j in range(offsets[f], offsets[f + 1]):
+            w = node_word[j]
+            undo_word[k], undo_mask[k] = w, masks[w]
+            masks[w] &= node_mask[j]
+            k += 1
+    return k
+
+
+@nrt_free
+def _undo(k: int, masks: np.ndarray, undo_word: np.ndarray, undo_mask: np.ndarray) -> None:
+    """Put back the words :func:`_apply_logged` changed, newest first."""
+    for i in range(k - 1, -1, -1):
+        masks[undo_word[i]] = undo_mask[i]
+
+
+@nrt_free
 def _score_window(e: int, frontier: np.ndarray, first: int, end: int, root_here: bool, items: ItemArrays,
                   rules: CandidateSpec, space: FeatureTable, trees: TreeArrays, leaves: LeafMasks,
                   scores: np.ndarray, buffers: ScoreBuffers) -> None:
     """Every label's score over the window of ``frontier[first:end]`` into ``scores[e]`` (ROOT's only where
     ROOT may be built: the window decides that, as it holds the frontier's edges)."""
     present, codes, touched = buffers.present, buffers.codes, buffers.touched
-    masks, head_masks = buffers.masks, buffers.head_masks
-    label_heads, child_symbols = buffers.label_heads, buffers.child_symbols
-    label, nkids, kids = items.label, items.nkids, items.kids
-    label_symbols, heads, table = rules.label_symbols, rules.heads, space.table
+    masks, undo_word, undo_mask = buffers.masks, buffers.undo_word, buffers.undo_mask
+    label_heads = buffers.label_heads
+    table = space.table
     m = end - first
-    n_labels = label_symbols.shape[0]
-    for li in range(n_labels):
-        symbol = label_symbols[li]
-        if (m == 1 and blocked_by_chain(frontier[first], symbol, label, nkids, kids)) or (
-                li == rules.root and not root_here):
-            label_heads[li] = -1  # never a candidate over this window
-            scores[e, li] = 0.0
-        else:
-            label_heads[li] = candidate_head(frontier, first, end, symbol, child_symbols, label, heads)
+    n_labels = label_heads.shape[0]
+    _label_heads(e, frontier, first, end, root_here, items, rules, scores, buffers)
     base = emit_head_free(codes, frontier, first, end, items, space)
     marked = _mark(codes, 0, base, table, present, touched, 0)
     masks[:leaves.word_base[-1]] = ~np.uint64(0)  # the buffer may be longer than the words in use
@@ -909,14 +970,11 @@ def _score_window(e: int, frontier: np.ndarray, first: int, end: int, root_here:
         stop = emit_head_dependent(codes, base, frontier, first, end, head, items, space)
         before = marked
         marked = _mark(codes, base, stop, table, present, touched, marked)
-        for li in range(n_labels):  # only the trees of this head's labels are read
-            if label_heads[li] == head:
-                lo, hi = leaves.word_base[trees.offsets[li]], leaves.word_base[trees.offsets[li + 1]]
-                head_masks[lo:hi] = masks[lo:hi]
-        _apply_masks(touched, before, marked, leaves, head_masks)
+        logged = _apply_logged(touched, before, marked, leaves, masks, undo_word, undo_mask)
         for li in range(n_labels):
             if label_heads[li] == head:
-                scores[e, li] = _sum_trees(li, present, trees, head_masks, leaves)
+                scores[e, li] = _sum_trees(li, present, trees, masks, leaves)
+        _undo(logged, masks, undo_word, undo_mask)
         for i in range(before, marked):
             present[touched[i]] = 0
         marked = before
@@ -1096,7 +1154,7 @@ def _greedy_steps(frontier, size, steps, confidences, taken, max_steps, items, r
         size += 1
 
 
-@njit(cache=True, nogil=True)
+@nrt_free
 def span_count(n: int, k: int) -> int:
     """Runs of 1..k consecutive items among n: Σ_first min(k, n - first) (the spans of a state)."""
     return n * (n + 1) // 2 if n <= k else n * k - k * (k - 1) // 2

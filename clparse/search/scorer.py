@@ -113,13 +113,15 @@ class CandidateScorer:
 
     def _room(self, spans: int, candidates: int, codes: int) -> ScoreBuffers:
         self.cache.room(spans)
+        leaves = self.compiled.leaves
         for name, size, dtype in (("first", candidates, np.int32), ("end", candidates, np.int32),
                                   ("label", candidates, np.int32), ("conf", candidates, np.float64),
                                   ("codes", codes, np.int64), ("touched", codes, np.int32),
                                   ("children", self.max_children, np.int32),
                                   ("label_heads", len(self.labels), np.int64),
-                                  ("masks", self.compiled.leaves.word_base[-1], np.uint64),
-                                  ("head_masks", self.compiled.leaves.word_base[-1], np.uint64)):
+                                  ("masks", leaves.word_base[-1], np.uint64),
+                                  ("undo_word", len(leaves.node_word), np.int64),
+                                  ("undo_mask", len(leaves.node_word), np.uint64)):
             found = self._out.get(name)
             if found is None or len(found) < size:
                 self._out[name] = np.empty(max(size, 2 * len(found) if found is not None else size),
@@ -128,8 +130,8 @@ class CandidateScorer:
         if self._buffers is None:
             out = self._out
             self._buffers = ScoreBuffers(self.present, out["codes"], out["touched"], out["children"],
-                                         out["label_heads"], out["masks"], out["head_masks"], out["first"],
-                                         out["end"], out["label"], out["conf"])
+                                         out["label_heads"], out["masks"], out["undo_word"], out["undo_mask"],
+                                         out["first"], out["end"], out["label"], out["conf"])
         return self._buffers
 
     def candidates(self, frontier: Sequence[Item]) -> CandidateArrays:

@@ -405,7 +405,7 @@ def check_readable(db: PathLike) -> None:
     quick_check(db)
 
 
-def open_parser(db: PathLike, theta: float | str = "best", *, beam: int = 1000, max_pops: int = 10_000,
+def open_parser(db: PathLike, theta: float | str = "best", *, beam: int = 100, max_pops: int = 10_000,
                 aggregator: str = "maxmin", max_words: int = 100, kbest: int = 1,
                 tag_alternatives: int | None = None, checked: bool = False) -> Parser:
     """The parser rebuilt from ``db`` at Θ̂ ``theta`` (a number ≥ 0 or "best"), after :func:`check_readable`

@@ -184,3 +184,20 @@ def test_training_a_finished_run_again_leaves_every_label_as_it_was(db_copy: Pat
     after = {row[0]: row for row in read_rows(db_copy, rows)}
     changed = [label for label, *rest in before if after[label] != (label, *rest)]
     assert len(changed) == 1 and after[changed[0]][2] != dict((r[0], r[2]) for r in before)[changed[0]]
+
+
+def test_one_default_search_for_the_command_line_the_api_and_the_parser() -> None:
+    import inspect
+
+    from clparse.calibrate.run import CalibrationSettings
+    from clparse.cli.options import CALIBRATION_BEAM, PARSE_BEAM
+    from clparse.parser import SearchOptions
+
+    def cli_default(command: str, option: str) -> object:
+        found = [p for p in main.commands[command].params if p.name == option]
+        return found[0].default
+
+    assert PARSE_BEAM == SearchOptions().beam == inspect.signature(api.open_parser).parameters["beam"].default
+    assert cli_default("parse", "beam") == cli_default("explain", "beam") == PARSE_BEAM
+    assert cli_default("calibrate", "beam") == CALIBRATION_BEAM == CalibrationSettings().beam
+    assert inspect.signature(api.calibration_settings).parameters["beam"].default == CALIBRATION_BEAM

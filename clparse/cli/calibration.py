@@ -10,6 +10,7 @@ import click
 from clparse import api
 from clparse.cli.core import LIMIT, main, one_line, verbose
 from clparse.cli.options import (
+    CALIBRATION_BEAM,
     DB_OPTION,
     TREEBANK,
     ManyValues,
@@ -43,7 +44,7 @@ def _thetas(ctx: click.Context, param: click.Parameter, value: str | None) -> li
                    "trained).")
 @click.option("--points", type=click.IntRange(min=1), default=12, show_default=True,
               help="Size of the default grid.")
-@search_options
+@search_options(CALIBRATION_BEAM)
 @click.option("--tags", type=click.Choice(["gold", "tagger"]), default=None,
               help="Parse the dev set with its gold tags or with the stored tagger's. Default: the tagger's "
                    "if the run was prepared with --train-tags jackknife (then --theta best is calibrated on "

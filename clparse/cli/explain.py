@@ -10,7 +10,7 @@ import click
 
 from clparse import api
 from clparse.cli.core import main
-from clparse.cli.options import DB_OPTION, Theta, search_options
+from clparse.cli.options import DB_OPTION, PARSE_BEAM, Theta, search_options
 from clparse.errors import ClparseError
 
 
@@ -34,7 +34,7 @@ def _sentences(words: tuple[str, ...], input_format: str) -> list[Any]:
 @click.argument("sentence", nargs=-1)
 @click.option("--theta", type=Theta(), default="best", show_default=True, metavar="X|best",
               help="Θ̂ at which to rebuild the classifiers, or 'best' (from `clparse calibrate`).")
-@search_options
+@search_options(PARSE_BEAM)
 @click.option("--input-format", type=click.Choice(["tokens", "tagged"]), default="tokens", show_default=True,
               help="Tokens (tagged by the stored tagger) or word/TAG tokens.")
 @click.option("--top", type=click.IntRange(min=0), default=3, show_default=True, metavar="N",

@@ -12,7 +12,15 @@ import click
 
 from clparse import api
 from clparse.cli.core import main, one_line, with_options
-from clparse.cli.options import DB_OPTION, TREEBANK, ManyValues, Theta, search_options, treebank_files
+from clparse.cli.options import (
+    DB_OPTION,
+    PARSE_BEAM,
+    TREEBANK,
+    ManyValues,
+    Theta,
+    search_options,
+    treebank_files,
+)
 from clparse.errors import ClparseError
 from clparse.output import FORMATS, format_result
 
@@ -36,7 +44,7 @@ def _cluster(ctx: click.Context, param: click.Parameter, address: str | None) ->
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @click.option("--theta", type=Theta(), default="best", show_default=True, metavar="X|best",
               help="Θ̂ at which to rebuild the classifiers, or 'best' (from `clparse calibrate`).")
-@search_options
+@search_options(PARSE_BEAM)
 @click.option("--input-format", type=click.Choice(["tokens", "tagged", "ptb", "text"]), default="tokens",
               show_default=True, help="Lines of tokens (tagged by the stored tagger), lines of word/TAG, "
                                       "PTB trees (their gold tags are used), or running text (split into "

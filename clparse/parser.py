@@ -188,8 +188,10 @@ class Parser:
         ``tag_alternatives`` N > 0 and a CRF tagger, up to N more (:meth:`CrfTagger.alternatives`)."""
         count = self.options.tag_alternatives
         tokens = _tokens(sentence)
-        alternatives = getattr(self.tagger, "alternatives", None) if count and tokens else None
-        if alternatives is None or isinstance(tokens[0], tuple):
+        if not count or not tokens or isinstance(tokens[0], tuple):  # tagged input never loads the tagger
+            return [self.tag(sentence)]
+        alternatives = getattr(self.tagger, "alternatives", None)
+        if alternatives is None:
             return [self.tag(sentence)]
         words = [escape(w) for w in tokens]
         return [list(zip(words, tags)) for tags in alternatives(words, count)]

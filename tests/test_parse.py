@@ -199,6 +199,18 @@ def test_parse_tagged_keeps_tags(parser: Parser) -> None:
     assert parser.parse(odd).tree.tagged_words() == odd
 
 
+def test_tagged_input_never_loads_the_tagger(trained_db: Path) -> None:
+    # Loading a tagger imports its library (nltk's perceptron: over a second); tagged input needs none.
+    fresh = Parser.from_db(trained_db, theta=THETA, beam=1)
+    fresh.parse([("The", "DT"), ("dog", "NN"), ("barked", "VBD")])
+    fresh.parse("The/DT dog/NN".split())  # strings: untagged tokens, which do need it
+    assert fresh._tagger is not None
+    tagged_only = Parser.from_db(trained_db, theta=THETA, beam=1)
+    for sentence in ([("The", "DT"), ("dog", "NN")], [], "  "):
+        tagged_only.parse(sentence)
+    assert tagged_only._tagger is None and tagged_only._tagger_db is not None
+
+
 def test_parse_many(parser: Parser) -> None:
     inputs = ["The dog barked .", ["She", "sleeps", "."], [("A", "DT"), ("cat", "NN")], "It rains ."]
     results = list(parser.parse_many(inputs))

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clparse.errors import ConfigurationError
+from clparse.features.numba_start import answer_blas_probe
 from clparse.features.state import leaf_items
 from clparse.output import ParsedTree, ParseResult, score_value  # ParseResult: re-exported, its old home
 from clparse.preprocess.pipeline import PreprocessConfig, preprocess_tagged
@@ -43,6 +44,9 @@ from clparse.store.database import Database
 
 if TYPE_CHECKING:  # the tagger's modules read the database through SQLAlchemy: imported when a tagger is
     from clparse.tag.stored import PosTagger
+
+
+answer_blas_probe()  # before the first compiled call: numba would import scipy.linalg for nothing
 
 
 def escape(token: str) -> str:

@@ -32,6 +32,20 @@ def test_parsing_imports_no_sqlalchemy(trained_db: Path) -> None:
     assert out.strip() == "[]"
 
 
+def test_parsing_leaves_scipy_linalg_unimported_and_usable(trained_db: Path) -> None:
+    # numba's BLAS probe would import scipy.linalg on the first compiled call (0.2-0.4 s of the first
+    # sentence); answered without it, scipy.linalg and a jitted np.dot still work when asked for later.
+    code = ("import sys\nfrom clparse.parser import Parser\n"
+            f"parser = Parser.from_db({str(trained_db)!r}, theta={THETA}, beam=2)\n"
+            "parser.parse_tagged([('The', 'DT'), ('dog', 'NN'), ('barked', 'VBD')])\n"
+            "print('scipy.linalg' in sys.modules)\n"
+            "import numpy as np, numba, scipy.linalg\n"
+            "dot = numba.njit(lambda a, b: np.dot(a, b))\n"
+            "print(dot(np.ones(3), np.arange(3.0)), scipy.linalg.norm(np.ones(4)))")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert out.split() == ["False", "3.0", "2.0"]
+
+
 def test_trees_as_the_per_label_reader_reads_them(trained_db: Path) -> None:
     model = load_model(trained_db, THETA)
     models = Models(Database(trained_db, readonly=True))

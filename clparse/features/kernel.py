@@ -27,10 +27,11 @@ children and the ``context`` frontier items each side (and how many of those pos
 sentence edges), so that *window* determines the scores of every label over the span. Windows are
 cached per sentence (hash -> entry, the window itself kept to rule out collisions), so after an
 inference only the spans whose window holds the new item are scored. Scoring a window: its head-free
-feature ids are marked in a presence array, then for each head child some label needs, the
-head-dependent ids too, and each label's trees walk the presence array, adding leaf values tree by
-tree in training order (the same additions as the row-by-row scorer, so the same floats). Only
-features some tree tests are marked: the rest cannot change a score.
+feature ids are marked present and applied to the leaf masks (:class:`LeafMasks`), then for each head
+child some label needs, the head-dependent ids too (applied in place, then undone for the next head
+child), and each label's trees give their exit leaves' values, added tree by tree in training order
+(the same additions as the row-by-row scorer, so the same floats). Only features some tree tests have
+ids here (the search renumbers them 0 .. n - 1): the rest cannot change a score.
 """
 
 from __future__ import annotations
@@ -778,10 +779,10 @@ def _sum_trees(label: int, present: np.ndarray, trees: TreeArrays, masks: np.nda
 def _apply_masks(touched: np.ndarray, lo: int, hi: int, leaves: LeafMasks, masks: np.ndarray) -> None:
     """Rule out, in ``masks``, the leaves that the present features ``touched[lo:hi]`` send away from."""
     offsets, node_word, node_mask = leaves.node_offsets, leaves.node_word, leaves.node_mask
-    for i in range(lo, hi):
-        f = touched[i]
-        for j in range(offsets[f], offsets[f + 1]):
-            masks[node_word[j]] &= node_mask[j]
+    for i in range(np.uint64(lo), np.uint64(hi)):  # unsigned indices: see _sum_trees
+        f = np.uint64(touched[i])
+        for j in range(np.uint64(offsets[f]), np.uint64(offsets[f + np.uint64(1)])):
+            masks[np.uint64(node_word[j])] &= node_mask[j]
 
 
 @njit(cache=True, nogil=True)
@@ -883,12 +884,12 @@ def _mark(codes: np.ndarray, lo: int, hi: int, table: np.ndarray, present: np.nd
           count: int) -> int:
     """Mark the features of ``codes[lo:hi]`` present, each new one once in ``touched`` (from ``count``):
     a feature met twice (an exists-test over two NP children) is applied to the masks once."""
-    for i in range(lo, hi):
+    for i in range(np.uint64(lo), np.uint64(hi)):  # unsigned indices: see _sum_trees
         c = codes[i]
         if c >= 0:
-            f = table[c]
-            if f >= 0 and present[f] == 0:
-                present[f] = 1
+            f = table[np.uint64(c)]
+            if f >= 0 and present[np.uint64(f)] == 0:
+                present[np.uint64(f)] = 1
                 touched[count] = f
                 count += 1
     return count
@@ -924,22 +925,22 @@ def _apply_logged(touched: np.ndarray, lo: int, hi: int, leaves: LeafMasks, mask
     log's length. Each feature is applied once (``touched`` is de-duplicated), so the log holds at most
     one entry per LeafMasks entry."""
     offsets, node_word, node_mask = leaves.node_offsets, leaves.node_word, leaves.node_mask
-    k = 0
-    for i in range(lo, hi):
-        f = touched[i]
-        for j in range(offsets[f], offsets[f + 1]):
-            w = node_word[j]
+    k = np.uint64(0)
+    for i in range(np.uint64(lo), np.uint64(hi)):  # unsigned indices: see _sum_trees
+        f = np.uint64(touched[i])
+        for j in range(np.uint64(offsets[f]), np.uint64(offsets[f + np.uint64(1)])):
+            w = np.uint64(node_word[j])
             undo_word[k], undo_mask[k] = w, masks[w]
             masks[w] &= node_mask[j]
-            k += 1
-    return k
+            k += np.uint64(1)
+    return int(k)
 
 
 @nrt_free
 def _undo(k: int, masks: np.ndarray, undo_word: np.ndarray, undo_mask: np.ndarray) -> None:
     """Put back the words :func:`_apply_logged` changed, newest first."""
     for i in range(k - 1, -1, -1):
-        masks[undo_word[i]] = undo_mask[i]
+        masks[np.uint64(undo_word[i])] = undo_mask[i]
 
 
 @nrt_free

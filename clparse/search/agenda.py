@@ -121,7 +121,7 @@ class Agenda:
             out = scorer._room(self.spans, self.spans * len(scorer.labels),
                                row_capacity(scorer.max_children, len(items.label)))
             status, items.size = best_first_steps(items.size, self.arrays(), self.interning.lookup, self.seen,
-                                                  items.arrays(), c.spec(), c.space.arrays(), c.trees,
+                                                  items.arrays(), c.spec(), c.features, c.trees,
                                                   c.leaves, cache.lookup, cache.arrays(), out)
             self.interning.mapped = int(self.ints[A_MAPPED])
             if status != AGENDA_NEED_ROOM:

@@ -1,11 +1,13 @@
 """POS-tagger options on GUM: each trained on GUM train, measured on GUM dev.
 
 Usage: python benchmarks/tagging.py [--options perceptron,crf] [--c1 C1] [--c2 C2] [--iterations 150]
-                                    [--feature-set 2] [--passes 2] [--limit N] [--save DIR]
+                                    [--feature-set 3] [--passes 2] [--limit N] [--save DIR]
+                                    [--confusions N]
 
 Options: ``perceptron`` is clparse.tag.perceptron.Tagger as the pipeline trains it today (NLTK's
 averaged perceptron, 5 iterations, seed 0); ``crf`` is clparse.tag.crf.CrfTagger with the given
-settings (defaults: the stored tagger's; ``--feature-set 1`` is the feature set before issue 29). Both
+settings (defaults: the stored tagger's; ``--feature-set 1`` is the feature set before issue 29,
+``2`` the one before feature set 3). Both
 learn from every tree of GUM train (all lengths, the tagger is not length-filtered), tokens without
 ``-NONE-``, files in sorted name order.
 
@@ -18,7 +20,9 @@ feature extraction included), best of ``--passes`` passes over dev; the time to 
 model (``from_json`` / ``from_bytes``, checks included); the stored model's size (JSON text as
 UTF-8, or the CRF's bytes). Times are wall / CPU seconds of this process: on a shared machine CPU
 time is the steadier figure. Prints a Markdown table; ``--save DIR`` also writes each stored model
-(``DIR/perceptron.json``, ``DIR/crf.bin``). Needs ../shared (the GUM treebank).
+(``DIR/perceptron.json``, ``DIR/crf.bin``); ``--confusions N`` a table of each option's N commonest
+errors (gold tag, predicted tag), with how many of them fell on unknown words. Needs ../shared (the
+GUM treebank).
 
 Parsing from raw tokens with a given tagger (``--raw-parse DB``, docs/tagger.md): the database's
 parser (``Parser.from_db(DB, theta=--theta, beam=--beam)``; DB is only read, but must be at the
@@ -75,6 +79,7 @@ import os
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,8 +148,9 @@ def timed(work: Callable[[], T]) -> tuple[T, float, float]:
 
 
 def measure(option: Option, train: list[Sentence], dev: list[Sentence], dev_lengths: Sequence[int],
-            passes: int) -> tuple[dict[str, float], bytes]:
-    """Train, reload and tag dev; counts, times and size, and the stored model."""
+            passes: int) -> tuple[dict[str, float], bytes, Counter[tuple[str, str, bool]]]:
+    """Train, reload and tag dev; counts, times and size, the stored model, and the errors as
+    (gold, predicted, unknown word) counts."""
     (tagger, stored), train_wall, train_cpu = timed(lambda: option.train(train))
     _, load_wall, load_cpu = timed(lambda: option.load(stored))
     words = [[w for w, _ in sentence] for sentence in dev]
@@ -155,9 +161,12 @@ def measure(option: Option, train: list[Sentence], dev: list[Sentence], dev_leng
         best_wall, best_cpu = min(best_wall, wall), min(best_cpu, cpu)
     vocabulary = {w for sentence in train for w, _ in sentence}
     counts = dict.fromkeys(("all", "all_ok", "short", "short_ok", "unknown", "unknown_ok"), 0)
+    confusions: Counter[tuple[str, str, bool]] = Counter()
     for sentence, tags, length in zip(dev, predicted, dev_lengths):
         for (word, gold), guess in zip(sentence, tags):
             ok = guess == gold
+            if not ok:
+                confusions[gold, guess, word not in vocabulary] += 1
             counts["all"] += 1
             counts["all_ok"] += ok
             if length <= 15:
@@ -169,7 +178,23 @@ def measure(option: Option, train: list[Sentence], dev: list[Sentence], dev_leng
     tokens = counts["all"]
     return {**{k: float(v) for k, v in counts.items()}, "train_wall": train_wall, "train_cpu": train_cpu,
             "load_wall": load_wall, "load_cpu": load_cpu, "tokens_per_s_wall": tokens / best_wall,
-            "tokens_per_s_cpu": tokens / best_cpu, "bytes": float(len(stored))}, stored
+            "tokens_per_s_cpu": tokens / best_cpu, "bytes": float(len(stored))}, stored, confusions
+
+
+def confusion_table(label: str, confusions: Counter[tuple[str, str, bool]], top: int) -> str:
+    """The ``top`` commonest (gold, predicted) errors, each split into known and unknown words."""
+    pairs: Counter[tuple[str, str]] = Counter()
+    unknown: Counter[tuple[str, str]] = Counter()
+    for (gold, guess, is_unknown), n in confusions.items():
+        pairs[gold, guess] += n
+        unknown[gold, guess] += n if is_unknown else 0
+    errors = sum(pairs.values())
+    lines = [f"\n{label}: the {top} commonest of {errors:,} errors "
+             f"({sum(unknown.values()):,} on unknown words)\n",
+             "| gold | tagged | errors | of them unknown words | share of errors |", "|---|---|---|---|---|"]
+    lines += [f"| {gold} | {guess} | {n} | {unknown[gold, guess]} | {100 * n / errors:.1f} % |"
+              for (gold, guess), n in sorted(pairs.items(), key=lambda item: (-item[1], item[0]))[:top]]
+    return "\n".join(lines)
 
 
 def percent(ok: float, total: float) -> str:
@@ -543,6 +568,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None,
                         help="only the first N train and dev sentences (a smoke test)")
     parser.add_argument("--save", type=Path, default=None, help="write each stored model into this directory")
+    parser.add_argument("--confusions", type=int, default=0, metavar="N",
+                        help="also print each option's N commonest confusions (gold, predicted)")
     args = parser.parse_args()
     if args.raw_parse is not None:
         raw_parse(args)
@@ -569,12 +596,12 @@ def main() -> None:
     rows = []
     for name in chosen:
         print(f"{name}: training on {len(train):,} sentences ...", file=sys.stderr, flush=True)
-        result, stored = measure(known[name], train, dev, dev_lengths, args.passes)
+        result, stored, confusions = measure(known[name], train, dev, dev_lengths, args.passes)
         if args.save is not None:
             args.save.mkdir(parents=True, exist_ok=True)
             (args.save / ("perceptron.json" if name == "perceptron" else "crf.bin")).write_bytes(stored)
         print(f"{name}: {percent(result['all_ok'], result['all'])} on dev", file=sys.stderr, flush=True)
-        rows.append((known[name].name, result))
+        rows.append((known[name].name, result, confusions))
 
     first = rows[0][1]
     print(f"GUM train {len(train):,} sentences, {sum(map(len, train)):,} tokens; dev {len(dev):,} sentences, "
@@ -584,12 +611,14 @@ def main() -> None:
     print("| option | dev acc (all) | errors | dev <= 15 acc | unknown-word acc | train s (wall / CPU) "
           "| tokens/s tagging (wall / CPU) | load s (wall / CPU) | model bytes |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for label, r in rows:
+    for label, r, _ in rows:
         print(f"| {label} | {percent(r['all_ok'], r['all'])} | {r['all'] - r['all_ok']:,.0f} "
               f"| {percent(r['short_ok'], r['short'])} | {percent(r['unknown_ok'], r['unknown'])} "
               f"| {r['train_wall']:.1f} / {r['train_cpu']:.1f} "
               f"| {r['tokens_per_s_wall']:,.0f} / {r['tokens_per_s_cpu']:,.0f} "
               f"| {r['load_wall']:.2f} / {r['load_cpu']:.2f} | {r['bytes']:,.0f} |")
+    for label, _, confusions in rows if args.confusions else ():
+        print(confusion_table(label, confusions, args.confusions))
 
 
 if __name__ == "__main__":

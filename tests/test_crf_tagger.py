@@ -1,5 +1,6 @@
 """The CRF POS tagger: byte round trips, reproducible training, refusal of bad bytes, the features,
-accuracy, and models stored with the old feature set (1) tagging exactly as before."""
+accuracy, and models stored with the old feature set (1) tagging exactly as before (set 2 and set 3:
+tests/test_tagger_feature_sets.py)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from clparse.tag.crf import (
     Lexicon,
     sentence_features,
     sentence_features_v2,
+    sentence_features_v3,
 )
 from clparse.tag.perceptron import Tagger
 
@@ -164,7 +166,8 @@ def test_bad_bytes_are_a_configuration_error(name: str, tiny_model: bytes) -> No
 def test_bad_bytes_messages_say_what_is_wrong(tiny_model: bytes) -> None:
     bad = _bad_bytes(tiny_model)
     expected = {"bare crfsuite": "feature set is unknown", "truncated header": "truncated",
-                "one byte changed": "SHA-256", "truncated model": "SHA-256", "feature set": "feature set 3",
+                "one byte changed": "SHA-256", "truncated model": "SHA-256",
+                "feature set": f"feature set {FEATURE_SET + 1}",
                 "format version": "version 2", "png": "does not start with", "crfsuite size": "header says"}
     for name, words in expected.items():
         with pytest.raises(ConfigurationError, match=words):
@@ -307,18 +310,19 @@ def test_a_stored_feature_set_1_model_tags_exactly_as_before() -> None:
     assert CrfTagger.train(TINY, iterations=10, feature_set=1).to_bytes() == STORED_V1
 
 
-def test_new_models_use_feature_set_2_and_round_trip(sample_tagger: CrfTagger,
+def test_new_models_use_feature_set_3_and_round_trip(sample_tagger: CrfTagger,
                                                       dev_sents: TaggedSentences) -> None:
-    assert FEATURE_SET == 2 and sample_tagger.feature_set == 2 and sample_tagger.lexicon is not None
+    assert FEATURE_SET == 3 and sample_tagger.feature_set == 3 and sample_tagger.lexicon is not None
     data = sample_tagger.to_bytes()
-    assert struct.unpack_from("<16sHH", data) == (MAGIC, FORMAT_VERSION, 2)
+    assert struct.unpack_from("<16sHH", data) == (MAGIC, FORMAT_VERSION, 3)
     restored = CrfTagger.from_bytes(data)
-    assert restored.to_bytes() == data and restored.feature_set == 2
+    assert restored.to_bytes() == data and restored.feature_set == 3
     assert restored.lexicon is not None and restored.lexicon.classes == sample_tagger.lexicon.classes
     words = [[w for w, _ in sentence] for sentence in dev_sents]
     assert restored.tag_many(words) == sample_tagger.tag_many(words)
-    assert restored.features(words[0]) == sentence_features_v2(words[0],
-                                                                restored.lexicon.classes_of(words[0]))
+    lexicon = restored.lexicon
+    assert restored.features(words[0]) == sentence_features_v3(words[0], lexicon.classes_of(words[0]),
+                                                                lexicon.lower_classes_of(words[0]))
     assert pickle.loads(pickle.dumps(restored)).to_bytes() == data
 
 
@@ -369,7 +373,7 @@ def test_bad_lexicons_are_a_configuration_error(tiny_model: bytes) -> None:
     with pytest.raises(ConfigurationError, match="lexicon runs past the end"):
         CrfTagger.from_bytes(header + payload)
     with pytest.raises(ConfigurationError, match="feature set must be one of"):
-        CrfTagger.train(TINY, feature_set=3)
+        CrfTagger.train(TINY, feature_set=FEATURE_SET + 1)
 
 
 def test_iteration_callback_counts_iterations_and_changes_no_byte() -> None:

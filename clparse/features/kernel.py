@@ -1174,7 +1174,7 @@ AGENDA_COMPLETE, AGENDA_CAP, AGENDA_EMPTY, AGENDA_NEED_ROOM = 0, 1, 2, 3
 A_STATES, A_FRONT_USED, A_KEY_USED, A_POPS, A_LO, A_HI, A_FREE, A_LAST, A_PENDING = 0, 1, 2, 3, 4, 5, 6, 7, 8
 A_MAX_POPS, A_BEAM, A_SUM, A_BOUND_LEN, A_MAPPED, A_LEAVES, A_MAX_KEY = 9, 10, 11, 12, 13, 14, 15
 A_INTS = 16
-RANK_BATCH = 32  # candidates ranked per batch: offering usually stops within the first few
+RANK_BATCH = 16  # candidates ranked by the first scan: offering usually stops within them
 
 
 class AgendaArrays(NamedTuple):
@@ -1290,57 +1290,68 @@ def _next_batch(conf: np.ndarray, count: int, last_conf: float, last_index: int,
 
 
 @njit(cache=True, nogil=True)
+def _offer_one(state: int, i: int, conf: np.ndarray, first: np.ndarray, end: np.ndarray, label: np.ndarray,
+               agenda: AgendaArrays, summed: bool) -> bool:
+    """Offer candidate ``i`` to the agenda; False if it cannot enter (nor can any ranked after it)."""
+    ints, order, free = agenda.ints, agenda.order, agenda.free
+    pool, off, klen = agenda.key_pool, agenda.st_key[state], agenda.st_klen[state]
+    c = conf[i]
+    slot = free[ints[A_FREE] - 1]  # filled in place, taken only if the entry enters
+    agenda.slot_parent[slot] = state
+    agenda.slot_conf[slot] = c
+    if summed:
+        agenda.slot_value[slot], agenda.slot_at[slot] = pool[off] + _logistic_loss(c), -1
+    else:
+        at = 0
+        while at < klen and pool[off + at] >= -c:
+            at += 1
+        agenda.slot_value[slot], agenda.slot_at[slot] = -c, at
+    if _above_bound(slot, agenda, summed):
+        return False  # keys only get worse down the list
+    lo, hi = ints[A_LO], ints[A_HI]
+    if hi - lo >= ints[A_BEAM] and _compare_slots(slot, order[hi - 1], agenda, summed) >= 0:
+        return False
+    step = agenda.slot_step
+    step[slot, 0], step[slot, 1], step[slot, 2] = first[i], end[i], label[i]
+    ints[A_FREE] -= 1
+    at = hi  # after every entry whose key is not greater (bisect.insort: equal keys, first offered)
+    low = lo
+    while low < at:
+        mid = (low + at) // 2
+        if _compare_slots(slot, order[mid], agenda, summed) < 0:
+            at = mid
+        else:
+            low = mid + 1
+    for k in range(hi, at, -1):
+        order[k] = order[k - 1]
+    order[at] = slot
+    hi += 1
+    if hi - lo > ints[A_BEAM]:  # the worst entry leaves
+        hi -= 1
+        free[ints[A_FREE]] = order[hi]
+        ints[A_FREE] += 1
+    ints[A_HI] = hi
+    return True
+
+
+@njit(cache=True, nogil=True)
 def _offer(state: int, count: int, conf: np.ndarray, first: np.ndarray, end: np.ndarray, label: np.ndarray,
            agenda: AgendaArrays) -> None:
-    """Offer the state's candidates best first to the agenda; stop at the first that cannot enter."""
-    ints, order, free, summed = agenda.ints, agenda.order, agenda.free, agenda.ints[A_SUM] != 0
-    pool, off, klen = agenda.key_pool, agenda.st_key[state], agenda.st_klen[state]
-    beam = ints[A_BEAM]
-    last_conf, last_index = np.inf, -1
-    while True:
-        m = _next_batch(conf, count, last_conf, last_index, agenda.batch)
-        if m == 0:
+    """Offer the state's candidates best first (descending confidence, ties by index) to the agenda; stop
+    at the first that cannot enter. Usually that is within the first batch ranked; past it, the rest are
+    ranked by one stable sort instead of a scan over every candidate per batch."""
+    summed = agenda.ints[A_SUM] != 0
+    batch = agenda.batch
+    m = _next_batch(conf, count, np.inf, -1, batch)
+    for j in range(m):
+        if not _offer_one(state, batch[j], conf, first, end, label, agenda, summed):
             return
-        for j in range(m):
-            i = agenda.batch[j]
-            c = conf[i]
-            slot = free[ints[A_FREE] - 1]  # filled in place, taken only if the entry enters
-            agenda.slot_parent[slot] = state
-            agenda.slot_conf[slot] = c
-            if summed:
-                agenda.slot_value[slot], agenda.slot_at[slot] = pool[off] + _logistic_loss(c), -1
-            else:
-                at = 0
-                while at < klen and pool[off + at] >= -c:
-                    at += 1
-                agenda.slot_value[slot], agenda.slot_at[slot] = -c, at
-            if _above_bound(slot, agenda, summed):
-                return  # keys only get worse down the list
-            lo, hi = ints[A_LO], ints[A_HI]
-            if hi - lo >= beam and _compare_slots(slot, order[hi - 1], agenda, summed) >= 0:
-                return
-            agenda.slot_step[slot, 0], agenda.slot_step[slot, 1], agenda.slot_step[slot, 2] = (
-                first[i], end[i], label[i])
-            ints[A_FREE] -= 1
-            at = hi  # after every entry whose key is not greater (bisect.insort: equal keys, first offered)
-            low = lo
-            while low < at:
-                mid = (low + at) // 2
-                if _compare_slots(slot, order[mid], agenda, summed) < 0:
-                    at = mid
-                else:
-                    low = mid + 1
-            for k in range(hi, at, -1):
-                order[k] = order[k - 1]
-            order[at] = slot
-            hi += 1
-            if hi - lo > beam:  # the worst entry leaves
-                hi -= 1
-                free[ints[A_FREE]] = order[hi]
-                ints[A_FREE] += 1
-            ints[A_HI] = hi
-        last = agenda.batch[m - 1]
-        last_conf, last_index = conf[last], last
+    if m < batch.shape[0]:
+        return  # every candidate offered
+    ranked = np.argsort(-conf[:count], kind="mergesort")  # stable: ties by index, as the batches rank
+    for j in range(m, count):
+        if not _offer_one(state, ranked[j], conf, first, end, label, agenda, summed):
+            return
 
 
 @njit(cache=True, nogil=True)

@@ -31,6 +31,7 @@ of ``--models a.bin,b.bin`` as ``parser.tagger``; EVALB F1 on dev <= 15 and all 
 scores it and with the gold tags put back on the parse's leaves (so every sentence is scored):
 
     python benchmarks/tagging.py --raw-parse COPY.sqlite --theta 6 --beam 1 --models old.bin,new.bin
+                                 [--tag-alternatives 0]
 
 The parser table (``--parsers``): GUM dev <= 15 words (909 sentences), beam 1000, every run with
 the settings the ablation kept (docs/accuracy.md: ``prepare --constraints`` and the four richer
@@ -506,10 +507,12 @@ def raw_parse(args: argparse.Namespace) -> None:
     trees = [tree for tree in trees if gold_tags([tree])[0]]
     tagged = gold_tags(trees)
     short = [i for i, tree in enumerate(trees) if sentence_length(tree) <= 15]
-    parser = Parser.from_db(args.raw_parse, theta=args.theta, beam=args.beam)
+    alternatives = {} if args.tag_alternatives is None else {"tag_alternatives": args.tag_alternatives}
+    parser = Parser.from_db(args.raw_parse, theta=args.theta, beam=args.beam, **alternatives)
     params = EvalbParams(max_errors=len(trees))
     models = [name.strip() for name in args.models.split(",") if name.strip()]
-    print(f"GUM dev, {args.raw_parse.name} at theta {args.theta:g}, beam {args.beam}\n")
+    print(f"GUM dev, {args.raw_parse.name} at theta {args.theta:g}, beam {args.beam}, tag alternatives "
+          f"{parser.options.tag_alternatives}\n")
     print("| tags | tag acc. | F1 <= 15 (scored) | F1 <= 15, all scored | F1 all (scored) "
           "| F1 all, all scored | s |")
     print("|---|---|---|---|---|---|---|")
@@ -543,6 +546,9 @@ def main() -> None:
                         help="parse GUM dev with DB's parser, gold tags vs each of --models")
     parser.add_argument("--models", default="", help="--raw-parse: comma-separated CRF model files")
     parser.add_argument("--theta", type=float, default=6.0, help="--raw-parse: the parser's theta")
+    parser.add_argument("--tag-alternatives", type=int, default=None, metavar="N",
+                        help="--raw-parse: other taggings parsed per sentence (default: the parser's; "
+                             "0: the best tagging alone)")
     parser.add_argument("--parsers", action="store_true",
                         help="build the parser table instead of the tagger one")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/out/tagging"),

@@ -500,9 +500,10 @@ def parse(db: PathLike | Parser, files: Sequence[str] = ("-",), input_format: st
     max_words, kbest, as :func:`open_parser` takes them; ``db`` may also be a parser already open. Each
     result serialises with ``result.to_dict()`` (``parse --format json``; :mod:`clparse.output`).
 
-    ``jobs`` > 1 parses in that many processes (:mod:`clparse.parse_jobs`), each rebuilding the parser
-    from its database at the same Θ̂ and search options (a parser given here must have been opened from
-    a database; its stored tagger is used): the results, the warnings and their order are the same as
+    ``jobs`` > 1 parses in that many processes (:mod:`clparse.parse_jobs`): forks of this one holding its
+    parser where the system allows (Linux, the BSDs), else interpreters each rebuilding the parser from
+    its database at the same Θ̂ and search options (a parser given here must have been opened from a
+    database; its stored tagger is used): the results, the warnings and their order are the same as
     with one process, and a worker that fails or dies raises :class:`~clparse.errors.ClparseError`.
     ``dask`` (a scheduler address such as ``tcp://HOST:8786``, or ``local:N``) parses on that Dask
     cluster instead (:mod:`clparse.parse_dask`), with the same results and warnings: every worker opens

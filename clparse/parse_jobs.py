@@ -3,13 +3,14 @@
 The parent reads the input and sends it in chunks of consecutive sentences to the workers (each
 holds at most :data:`AHEAD` chunks not yet handed back, and at most :data:`WINDOW` chunks per
 worker are read ahead of the output, so memory stays bounded however long the input). Where the
-system can fork (Linux, the BSDs), every worker is a fork of the parent made after the parser was
-rebuilt: it starts with the parent's imports, model and compiled tables (the parent holds no open
-SQLite handle then, and the kernels hold no threads; a spawned worker spent about a second on imports
-and the model before its first sentence, which held ``--jobs 2`` on GUM dev ≤ 15 to 1.4×). Elsewhere
-(:data:`START`) each is a spawned interpreter that rebuilds the parser once from the database,
-read-only, at the same Θ̂ and search options (k-best included). Either way it sends back plain data
-per sentence: the result's own
+system can fork safely (Linux, the BSDs) and the parent runs no other thread, every worker is a fork
+of the parent made after the parser was rebuilt: it starts with the parent's imports, model and
+compiled tables (the parent holds no open SQLite handle then, and the kernels hold no threads; a
+spawned worker spent about a second on imports and the model before its first sentence, which held
+``--jobs 2`` on GUM dev ≤ 15 to 1.4×); each still loads numba's cached kernels and, for untagged
+input, the tagger on its first sentence. Elsewhere (:func:`start_method`) each is a spawned
+interpreter that rebuilds the parser once from the database, read-only, at the same Θ̂ and search
+options (k-best included). Either way it sends back plain data per sentence: the result's own
 serialisation (:func:`clparse.output.to_dict`, what ``--format json`` writes: every tree as PTB text,
 scores, confidences, tokens, tags, offsets, fallback, completion, pops). The parent rebuilds each
 :class:`~clparse.output.ParseResult` from it and yields them strictly in input order, so the output
@@ -43,8 +44,21 @@ from clparse.interrupt import die_with_parent
 CHUNK = 32  # sentences per message: large enough to amortize the pickling, small enough to stream
 AHEAD = 2  # chunks a worker holds at most (one parsing, one waiting), so it never idles between them
 WINDOW = 4  # chunks per worker read and not yet yielded, at most: a slow chunk holds the others this far
-#: How workers start: a fork of the parent where the system has it, else a fresh interpreter.
-START = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+#: How workers start, "fork" or "spawn"; None: :func:`start_method` decides per run.
+START: str | None = None
+#: Systems where forking a process that has loaded numpy and numba's LLVM is safe (macOS lists fork too,
+#: but its system libraries may crash or hang a forked child: Python spawns there by default).
+FORK_PLATFORMS = ("linux", "freebsd", "openbsd", "netbsd")
+
+
+def start_method() -> str:
+    """Fork where the system allows it and this process runs no other thread (a fork copies only the
+    calling thread, so a lock another thread holds, the import lock or logging's, would stay held in the
+    child for ever); otherwise spawn."""
+    if START is not None:
+        return START
+    forkable = sys.platform.startswith(FORK_PLATFORMS) and "fork" in multiprocessing.get_all_start_methods()
+    return "fork" if forkable and threading.active_count() == 1 else "spawn"
 
 #: One sentence's result as plain data: :func:`clparse.output.to_dict`'s, and the K asked for.
 Payload = tuple[dict[str, Any], int]
@@ -77,9 +91,11 @@ def open_worker_parser(db: str, thetas: float | dict[str, float], options: dict[
 def worker(parent: int, conn: Connection, db: str, thetas: float | dict[str, float],
            options: dict[str, Any], parser: Any = None, inherited: Sequence[Connection] = ()) -> None:
     """A worker process: open the parser (unless forked with the parent's, ``parser``), then parse each
-    chunk received until told to stop (None). ``inherited``: the parent's ends of the workers' pipes
-    made before this fork, closed here so that only the parent holds them."""
+    chunk received until told to stop (None). ``inherited``: the parent's ends of the pipes made before
+    this fork, its own included, closed here so that only the parent holds them (else a worker whose
+    parent died would wait for its next message for ever)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a fork inherits its caller's handler: terminate() ends it
     die_with_parent(parent)
     for other in inherited:
         other.close()
@@ -173,7 +189,8 @@ def parse_parallel(parser: Any, sentences: Iterator[tuple[Sequence[Any], Any]], 
                    chunk: int | None = None, start: str | None = None) -> Iterator[tuple[Any, Any]]:
     """(result, extra) for each (sentence, extra) of ``sentences``, in their order, parsed in ``jobs``
     processes with ``parser`` (a :class:`~clparse.parser.Parser` opened from a database): forks of this
-    process, or interpreters each rebuilding it (``start``: "fork" or "spawn", default :data:`START`).
+    process, or interpreters each rebuilding it (``start``: "fork" or "spawn", default
+    :func:`start_method`'s choice).
 
     An error raised while reading ``sentences`` is raised after every sentence read before it has been
     yielded, as parsing one at a time would. ``chunk``: sentences per message (default :data:`CHUNK`).
@@ -186,7 +203,7 @@ def parse_parallel(parser: Any, sentences: Iterator[tuple[Sequence[Any], Any]], 
     thetas: float | dict[str, float] = dict(model.label_thetas) if model.label_thetas else float(model.theta)
     options = asdict(parser.options)
     chunk = chunk or CHUNK
-    start = start or START
+    start = start or start_method()
     if start not in ("fork", "spawn"):
         raise ParameterError("start", f"must be fork or spawn, got {start!r}")
     context: ForkContext | SpawnContext = (multiprocessing.get_context("fork") if start == "fork"
@@ -201,7 +218,7 @@ def parse_parallel(parser: Any, sentences: Iterator[tuple[Sequence[Any], Any]], 
     try:
         for number in range(1, jobs + 1):
             ours, theirs = context.Pipe(duplex=True)
-            forked = (parser, [w.conn for w in workers]) if start == "fork" else ()
+            forked = (parser, [*(w.conn for w in workers), ours]) if start == "fork" else ()
             process = context.Process(target=worker, args=(os.getpid(), theirs, str(parser.source), thetas,
                                                            options, *forked),
                                       name=f"clparse-parse-{number}", daemon=True)

@@ -227,6 +227,51 @@ def test_cli_a_worker_killed_mid_run_is_one_error_line(trained_db: Path, tmp_pat
         time.sleep(0.1)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_forked_workers_end_when_their_parent_dies_without_the_death_signal(trained_db: Path,
+                                                                            tmp_path: Path) -> None:
+    # Where the kernel sends no signal when the parent dies (BSDs), a worker must still end: the pipe's
+    # far end closes with the parent, as no worker keeps a copy of it.
+    big = tmp_path / "big.ptb"
+    big.write_text(DEV.read_text(encoding="utf-8") * 20, encoding="utf-8")
+    code = ("import sys\nimport clparse.parse_jobs as jobs\n"
+            "jobs.START = 'fork'\njobs.die_with_parent = lambda parent: None\n"
+            "from clparse import api\n"
+            f"for result in api.parse({str(trained_db)!r}, [{str(big)!r}], 'ptb', theta=3.0, beam=1,\n"
+            "                        jobs=2):\n"
+            "    print(result.tree, flush=True)\n")
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL)
+    try:
+        assert process.stdout is not None and process.stdout.readline()  # mid-run: trees are coming
+        victims = workers_of(process.pid)
+        assert len(victims) == 2
+        process.kill()
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    deadline = time.monotonic() + 30
+    while any(running(pid) for pid in victims):
+        assert time.monotonic() < deadline, "a worker outlived its parent"
+        time.sleep(0.1)
+
+
+def test_workers_fork_only_where_it_is_safe(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from clparse import parse_jobs
+
+    monkeypatch.setattr(parse_jobs, "START", None)
+    monkeypatch.setattr(parse_jobs.sys, "platform", "darwin")  # lists fork, but forked children may crash
+    assert parse_jobs.start_method() == "spawn"
+    monkeypatch.setattr(parse_jobs.sys, "platform", "linux")
+    if "fork" in parse_jobs.multiprocessing.get_all_start_methods():
+        assert parse_jobs.start_method() == ("fork" if threading.active_count() == 1 else "spawn")
+        monkeypatch.setattr(parse_jobs.threading, "active_count", lambda: 2)  # another thread runs
+        assert parse_jobs.start_method() == "spawn"
+
+
 def running(pid: int) -> bool:
     """Is ``pid`` a live process (not gone, not a zombie awaiting its parent)?"""
     try:

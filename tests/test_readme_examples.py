@@ -167,8 +167,8 @@ def gum_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     where = tmp_path_factory.mktemp("gum")
     train = list(read_trees(sample_path("train")))
-    # Short dev sentences: beam 1000 (the default the examples use) on a barely trained model
-    # pops many states.
+    # Short dev sentences: the examples' searches (beam 100 by default, 1000 in calibrate) on a barely
+    # trained model pop many states.
     dev = sorted(read_trees(sample_path("dev")), key=lambda t: (len(t.words()), format_tree(t)))[5:]
     for split, trees in (("train", train[:24]), ("dev", dev[:4])):
         (where / "gum" / split).mkdir(parents=True)

@@ -74,9 +74,10 @@ def _cluster(ctx: click.Context, param: click.Parameter, address: str | None) ->
 @click.option("-o", "--output", type=click.File("w", encoding="utf-8", lazy=True), default="-",
               help="Where to write the trees (default: stdout).")
 @click.option("--jobs", type=click.IntRange(min=1, max=MAX_JOBS), default=1, show_default=True, metavar="N",
-              help="Parse in N processes on this machine (each loads the model, about 300 MB: at most "
-                   f"{MAX_JOBS}); the output's order and bytes, and the warnings, are the same as with "
-                   "--jobs 1. More processes than CPUs gain nothing (a warning says so).")
+              help="Parse in N processes on this machine (forks sharing the loaded model on Linux, "
+                   f"else each loads it, about 300 MB; at most {MAX_JOBS}); the output's order and bytes, "
+                   "and the warnings, are the same as with --jobs 1. More processes than CPUs gain nothing "
+                   "(a warning says so).")
 @click.option("--dask", "dask", default=None, metavar="tcp://HOST:PORT | local:N", callback=_cluster,
               help="Parse on a Dask cluster (a scheduler's address, or local:N worker processes here), with "
                    "the same output and warnings as --jobs 1. Every worker opens the database read-only at "

@@ -6,6 +6,9 @@ first parsed sentence, for nothing, as no kernel of clparse calls BLAS (no ``np.
 :func:`answer_blas_probe` imports that support while ``scipy.linalg`` cannot be imported, so the probe
 answers "no BLAS" (numba then uses its own loops for the few functions that would have called BLAS;
 a later ``np.dot`` in a jitted function still compiles, and ``import scipy.linalg`` works as always).
+Process-wide, so said plainly: for the rest of the process numba believes there is no BLAS (a caller's
+own jitted ``np.convolve`` or ``np.correlate`` takes the slow loop; ``np.dot`` probes again when it
+compiles), and while the import runs, another thread's ``import scipy.linalg`` would fail.
 """
 
 from __future__ import annotations

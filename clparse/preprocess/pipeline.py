@@ -181,8 +181,8 @@ def preprocess_tagged(tagged: Sequence[tuple[str, str]],
     if current is None:
         return None
     removed.sort(key=lambda token: token.index)
-    return Preprocessed(Tree(ROOT_LABEL, [Tree("S", current)]), removed, [leaf.word or "" for leaf in tokens],
-                        Tree("S", leaves))
+    return Preprocessed(Tree(ROOT_LABEL, [Tree("S", list(current))]), removed,
+                        [leaf.word or "" for leaf in tokens], Tree("S", leaves))
 
 
 def preprocess_treebank(trees: Iterable[Tree], config: PreprocessConfig = PreprocessConfig(),

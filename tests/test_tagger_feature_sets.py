@@ -46,8 +46,12 @@ def test_lower_classes_are_a_lexicon_of_lower_cased_words() -> None:
     words = ["THE", "run", "Run", "apple", "pear"]
     assert lexicon.lower_classes_of(words) == [lowered.classes.get(w.lower()) for w in words]
     assert lexicon.lower_classes_of(words) == ["DT", "NN|NNP|VB", "NN|NNP|VB", "NNP", None]
-    # a feature set 3 model keeps only the case-sensitive lexicon: the stored bytes are set 2's layout
-    assert CrfTagger.from_bytes(CrfTagger.train(TINY, iterations=5).to_bytes()).lexicon is not None
+    # a feature set 3 model stores only the case-sensitive lexicon; the lower-cased classes come from it
+    trained = CrfTagger.train(TINY, iterations=5)
+    read = CrfTagger.from_bytes(trained.to_bytes())
+    assert read.feature_set == trained.feature_set == 3
+    assert read.lexicon is not None and trained.lexicon is not None
+    assert read.lexicon.classes == trained.lexicon.classes
 
 
 def test_training_tokens_get_their_lower_cased_class_from_other_folds_only() -> None:

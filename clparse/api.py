@@ -420,9 +420,12 @@ def open_parser(db: PathLike, theta: float | str = "best", *, beam: int = 100, m
         raise ParameterError("kbest", f"must be a whole number ≥ 1, got {kbest!r}")
     if not checked:
         check_readable(db)
-    from clparse.store.combinations import is_combination
+    from clparse.store import reading  # not store.combinations: it imports SQLAlchemy (0.2 s)
+    from clparse.store.database import Database
 
-    if is_combination(db):  # a database of `clparse combine`: its members parse as it says
+    with Database.of(db, readonly=True).raw() as connection:
+        combined = reading.is_combination(connection)
+    if combined:  # a database of `clparse combine`: its members parse as it says
         from clparse.combine.run import CombinedParser
 
         if theta != "best":

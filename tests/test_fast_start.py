@@ -32,6 +32,20 @@ def test_parsing_imports_no_sqlalchemy(trained_db: Path) -> None:
     assert out.strip() == "[]"
 
 
+def test_the_parse_command_imports_no_sqlalchemy(trained_db: Path, tmp_path: Path) -> None:
+    # api.open_parser's checks (readable, a combination?) read through APSW too: SQLAlchemy's import
+    # alone was 0.2 s of the first parsed sentence.
+    one = tmp_path / "one.txt"
+    one.write_text("The/DT dog/NN barked/VBD\n", encoding="utf-8")
+    code = ("import sys\nfrom clparse.cli import main\n"
+            f"sys.argv = ['clparse', 'parse', '--db', {str(trained_db)!r}, '--theta', '{THETA}', "
+            f"'--input-format', 'tagged', {str(one)!r}]\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('sqlalchemy', 'alembic')))")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert out.splitlines()[-1] == "[]" and out.startswith("(ROOT")
+
+
 def test_parsing_leaves_scipy_linalg_unimported_and_usable(trained_db: Path) -> None:
     # numba's BLAS probe would import scipy.linalg on the first compiled call (0.2-0.4 s of the first
     # sentence); answered without it, scipy.linalg and a jitted np.dot still work when asked for later.

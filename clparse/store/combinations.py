@@ -13,7 +13,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from clparse.store import schema
+from clparse.store import reading, schema
 from clparse.store.database import Database
 from clparse.store.stamps import now
 
@@ -94,5 +94,4 @@ def has_run(db: Database | str | Path) -> bool:
 def is_combination(db: Database | str | Path) -> bool:
     """Does the database hold a combination and no run (a database of ``clparse combine``)?"""
     with Database.of(db, readonly=True).raw() as connection:
-        combined = connection.execute("SELECT 1 FROM combinations LIMIT 1").fetchone() is not None
-        return combined and connection.execute("SELECT 1 FROM runs LIMIT 1").fetchone() is None
+        return reading.is_combination(connection)

@@ -31,6 +31,12 @@ def run(connection: apsw.Connection, path: Path) -> tuple[int, dict[str, Any]]:
     return int(row[0]), json.loads(str(row[1]))
 
 
+def is_combination(connection: apsw.Connection) -> bool:
+    """Does the database hold a combination and no run (a database of ``clparse combine``)?"""
+    combined = connection.execute("SELECT 1 FROM combinations LIMIT 1").fetchone() is not None
+    return combined and connection.execute("SELECT 1 FROM runs LIMIT 1").fetchone() is None
+
+
 def labels(connection: apsw.Connection) -> list[str]:
     """The run's labels, by name."""
     return [str(name) for name, in connection.execute("SELECT name FROM labels ORDER BY name")]

@@ -124,7 +124,8 @@ def _stable_descending(confidence: np.ndarray) -> Iterator[int]:
 def search(leaves: list[Item], scorer: Scorer, *, beam: int = 1000, max_pops: int = 10_000,
            aggregator: str = "maxmin", incumbent: bool = True, reference: bool = False) -> SearchResult:
     """The best parse of ``leaves`` under the aggregated confidences; ``incumbent``: seed with the greedy
-    parse; ``reference``: the Python agenda even if the scorer has a compiled one."""
+    parse; ``reference``: the Python agenda even if the scorer has a compiled one. ``beam`` defaults to
+    the paper's 1000 at this level; the parser's default search is beam 100 (``SearchOptions``)."""
     return search_kbest(leaves, scorer, 1, beam=beam, max_pops=max_pops, aggregator=aggregator,
                         incumbent=incumbent, reference=reference)[0]
 

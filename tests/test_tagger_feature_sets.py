@@ -5,18 +5,12 @@ them from the other folds only, and a set-2 model's bytes, tags and probabilitie
 from __future__ import annotations
 
 import base64
-import hashlib
 import zlib
 
-import pytest
 
 from clparse.tag.crf import CrfTagger, Lexicon, sentence_features_v2, sentence_features_v3
 
-TINY = [
-    [("the", "DT"), ("dog", "NN"), ("barks", "VBZ")],
-    [("a", "DT"), ("cat", "NN"), ("sleeps", "VBZ")],
-    [("Dogs", "NNS"), ("bark", "VBP"), (".", ".")],
-] * 5  # as tests/test_crf_tagger.py's: the stored set-2 model below was trained on it
+from tests.test_crf_tagger import TINY, check_stored_model  # the stored set-2 model below was trained on TINY
 
 
 def test_feature_set_3_features() -> None:
@@ -123,12 +117,8 @@ STORED_V2_TAGS = [
 
 
 def test_a_stored_feature_set_2_model_tags_exactly_as_before() -> None:
-    assert hashlib.sha256(STORED_V2).hexdigest() == STORED_V2_SHA256
-    tagger = CrfTagger.from_bytes(STORED_V2)
-    assert tagger.feature_set == 2 and tagger.lexicon is not None and tagger.to_bytes() == STORED_V2
-    for words, tags, probability in STORED_V2_TAGS:
-        assert tagger.tag(words) == tags
-        assert tagger.features(words) == sentence_features_v2(words, tagger.lexicon.classes_of(words))
-        tagger._tagger.set(tagger.features(words))
-        assert tagger._tagger.probability(tags) == pytest.approx(probability, abs=1e-6)
-    assert CrfTagger.train(TINY, iterations=10, feature_set=2).to_bytes() == STORED_V2
+    def features(tagger: CrfTagger, words: list[str]) -> list[list[str]]:
+        assert tagger.lexicon is not None  # set 2 stores its lexicon
+        return sentence_features_v2(words, tagger.lexicon.classes_of(words))
+
+    check_stored_model(STORED_V2, STORED_V2_SHA256, 2, STORED_V2_TAGS, features)

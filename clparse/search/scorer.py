@@ -79,13 +79,10 @@ class CompiledModel:
         tested = np.unique(joined.feature[joined.feature >= 0])
         renumber = np.full(max(len(self.space), 1), -1, dtype=np.int32)
         renumber[tested] = np.arange(len(tested), dtype=np.int32)
-        table = self.space.table
-        self.features = self.space.arrays()._replace(
-            table=np.where(table >= 0, renumber[np.maximum(table, 0)], -1).astype(np.int32))
-        feature = np.where(joined.feature >= 0, renumber[np.maximum(joined.feature, 0)], -1).astype(np.int32)
+        self.features = self.space.arrays()._replace(table=_renumbered(self.space.table, renumber))
         self.presence_size = max(len(tested), 1)
-        self.trees = TreeArrays(offsets, joined.roots, feature, joined.true_child, joined.false_child,
-                                joined.value)
+        self.trees = TreeArrays(offsets, joined.roots, _renumbered(joined.feature, renumber),
+                                joined.true_child, joined.false_child, joined.value)
         # Trees are scored by their leaf masks (walk: node by node, the reference the tests hold them to).
         self.leaves: LeafMasks = leaf_masks(self.trees, self.presence_size, walk)
         self._spec: CandidateSpec | None = None
@@ -99,6 +96,11 @@ class CompiledModel:
                                          self.heads.arrays())
             self._spec_symbols = len(self.symbols)
         return self._spec
+
+
+def _renumbered(ids: np.ndarray, renumber: np.ndarray) -> np.ndarray:
+    """Feature ids through ``renumber`` (stored id -> the search's), -1 (no feature) left as it is."""
+    return np.where(ids >= 0, renumber[np.maximum(ids, 0)], -1).astype(np.int32)
 
 
 class CandidateScorer:

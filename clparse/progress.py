@@ -136,6 +136,9 @@ class TrainingProgress(Progress):
         self._count = count
         if count is not None and self.enabled:  # no database reads for a log that shows no progress
             self.done = self.initial = count()
+        # The state the run starts from, drawn at once: a label that finishes before the first redraw
+        # must not hide that a resumed run started with some labels left.
+        self.update(0, "starting")
 
     def iteration(self, label: str, iteration: int, theta: float) -> None:
         if label != self._current:

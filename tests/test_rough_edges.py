@@ -65,8 +65,11 @@ def test_resumed_train_counts_only_labels_finished_to_the_stop_rule(db_copy: Pat
 def test_training_progress_counts_labels_finished_before_the_run_but_not_in_the_rate() -> None:
     from clparse.progress import TrainingProgress
 
-    bar = TrainingProgress(5, io.StringIO(), enabled=True, count=lambda: 3)
+    shown = io.StringIO()
+    bar = TrainingProgress(5, shown, enabled=True, count=lambda: 3)
     assert bar.done == 3 and bar.initial == 3
+    # drawn at once, before any label reports: a label finishing before the first redraw hid the 3/5
+    assert shown.getvalue().startswith("\rtraining: 3/5 labels (60 %)") and "starting" in shown.getvalue()
     assert bar.line().startswith("training: 3/5 labels (60 %)  0/s")  # no rate, no ETA from old labels
 
 

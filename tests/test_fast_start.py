@@ -105,3 +105,65 @@ def test_damaged_tree_refused_naming_it(db_copy: Path) -> None:
         connection.close()
     with pytest.raises(DatabaseError, match=f"iteration 1 of {label} fails its checksum"):
         load_model(db_copy, THETA)
+
+
+# The damage check runs on a thread of its own while the parser loads; nothing parses before it passes.
+
+
+@pytest.mark.parametrize("table", ["label_examples", "tree_nodes"])
+def test_open_parser_refuses_damage_found_while_it_loads(db_copy: Path, table: str) -> None:
+    """``label_examples`` no parse reads (only the check finds it); ``tree_nodes`` the load reads first:
+    either way the one damage line, not what the load tripped over."""
+    from clparse import api
+    from tests.conftest import damage
+
+    damage(db_copy, table)
+    with pytest.raises(DatabaseError, match="the database is damaged; nothing was written to it"):
+        api.open_parser(db_copy, THETA)
+
+
+def test_the_parse_command_refuses_a_damaged_database_before_any_tree(db_copy: Path) -> None:
+    from tests.conftest import damage
+
+    damage(db_copy, "label_examples")
+    done = subprocess.run([str(Path(sys.executable).parent / "clparse"), "parse", "--db", str(db_copy),
+                           "--theta", str(THETA), "--input-format", "tagged"],
+                          input="The/DT dog/NN barked/VBD\n", capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"Error: {db_copy}: the database is damaged; nothing was written to it; restore it from a backup "
+        "(`clparse backup` makes one) (quick_check: details with --verbose)"]
+
+
+def test_open_parser_leaves_no_thread_behind(trained_db: Path) -> None:
+    # `parse --jobs N` forks only when no other thread runs
+    import threading
+
+    from clparse import api
+
+    api.open_parser(trained_db, THETA)
+    assert [t.name for t in threading.enumerate() if t.name.startswith("clparse")] == []
+
+
+def test_the_damage_check_runs_while_the_parser_loads(trained_db: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check waits until the load has begun: run one after the other, it would wait in vain."""
+    import threading
+
+    from clparse import api
+    from clparse.store import database
+
+    loading, seen = threading.Event(), []
+    load = api._open_parser
+
+    def check(path: object, pragma: str = "quick_check") -> None:
+        seen.append(loading.wait(timeout=30))
+
+    def open_loading(*args: object, **kwargs: object) -> object:
+        loading.set()
+        return load(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(database, "quick_check", check)
+    monkeypatch.setattr(api, "_open_parser", open_loading)
+    api.open_parser(trained_db, THETA)
+    assert seen == [True]

@@ -60,8 +60,8 @@ def explain_command(db: Path, sentence: tuple[str, ...], theta: float | str, inp
     from clparse.explain import explain
 
     sentences = _sentences(sentence, input_format)
-    api.check_readable(db)
-    parser = api.open_parser(db, theta, checked=True, **search)
+    api.check_readable(db, damage=False)  # a wrong path named at once; damage while the model loads
+    parser = api.open_parser(db, theta, **search)
     for number, tokens in enumerate(sentences):
         found = explain(parser, tokens, top)
         if as_json:

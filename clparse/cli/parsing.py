@@ -121,7 +121,7 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
         from clparse.parse_dask import require_dask
 
         require_dask()  # how to install it, in one line, before the model loads
-    api.check_readable(db)
+    api.check_readable(db, damage=False)  # a wrong path named at once; damage while the model loads
     cpus = os.cpu_count() or 1
     if jobs > cpus:
         click.echo(f"warning: --jobs {jobs} on {cpus} CPU(s): processes beyond the CPUs only cost memory "
@@ -129,7 +129,7 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
     # Files are read once first: bad input is reported before the slow model load, and the count is the
     # progress total (reading is thousands of times faster than parsing). Stdin can be read only once.
     total = api.count_input(names, input_format)
-    parser = api.open_parser(db, theta, checked=True, **search)
+    parser = api.open_parser(db, theta, **search)
     click.echo(api.describe_parser(parser), err=True)
     # No progress line when the trees go to the same terminal: it would be torn by them.
     trees_on_terminal = getattr(output, "name", "-") in ("-", "<stdout>") and is_terminal(sys.stdout)

@@ -520,11 +520,20 @@ def known_tags(db: PathLike) -> set[str]:
     return seen | PUNCTUATION_TAGS | {EMPTY_ELEMENT_TAG}
 
 
+def _file_names(files: Sequence[PathLike]) -> list[str]:
+    """``files`` as names; one name alone is refused (a string would be read one character at a time)."""
+    if isinstance(files, (str, Path)):
+        raise ParameterError("files", f"give a list of file names, such as [{str(files)!r}], not one name")
+    return [str(name) for name in files]
+
+
 def read_input(files: Sequence[str], input_format: str = "tokens", warn: Echo = _quiet,
                tags: set[str] | None = None) -> Iterator[Any]:
     """Sentences from ``files`` (``-`` is stdin) in ``input_format`` (tokens, tagged, ptb, or text: running
     text gives :class:`~clparse.parser.SourceSentence` objects, offsets counted from each file's start)."""
     from clparse.read.sentences import read_sentences
+
+    files = _file_names(files)
 
     if input_format == "text":
         return _text_input(files)
@@ -655,6 +664,7 @@ def count_input(files: Sequence[str], input_format: str = "tokens") -> int | Non
     checks the whole input before anything slow starts."""
     from clparse.read.sentences import count_sentences
 
+    files = _file_names(files)
     if "-" in files:
         if input_format == "ptb":
             raise ParameterError("input_format", "ptb needs file names (it cannot read stdin)")
@@ -666,12 +676,13 @@ def tag(db: PathLike, files: Sequence[str] = ("-",)) -> Iterator[list[tuple[str,
     """Tag tokenized text with the run's stored tagger: one sentence per line in, (word, tag) pairs out.
     Parentheses are spelled -LRB- / -RRB- first, as ``parse`` and the treebank spell them (the tagger
     learnt them so: a raw ``(`` was tagged as a word)."""
-    from clparse.parser import escape
     from clparse.read.sentences import read_sentences
+    from clparse.read.tree import escape_brackets  # not clparse.parser: it imports numba (0.3 s)
 
+    files = _file_names(files)
     tagger = _tagger(db)
     for sentence in read_sentences(files, "tokens"):
-        words = [escape(str(w)) for w in sentence]
+        words = [escape_brackets(str(w)) for w in sentence]
         yield list(zip(words, tagger.tag(words))) if words else []
 
 

@@ -27,13 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clparse.errors import ConfigurationError
+from clparse.errors import ConfigurationError, ParameterError
 from clparse.features.numba_start import answer_blas_probe
 from clparse.features.state import leaf_items
 from clparse.output import ParsedTree, ParseResult, score_value  # ParseResult: re-exported, its old home
 from clparse.preprocess.pipeline import PreprocessConfig, preprocess_tagged
 from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG
-from clparse.read.tree import Tree
+from clparse.read.tree import Tree, escape_brackets
 from clparse.rebuild.model import ParserModel, best_theta, load_model
 from clparse.search import CandidateScorer, search_kbest
 from clparse.search.best_first import Scorer
@@ -49,12 +49,14 @@ if TYPE_CHECKING:  # the tagger's modules read the database through SQLAlchemy: 
 answer_blas_probe()  # before the first compiled call: numba would import scipy.linalg for nothing
 
 
-def escape(token: str) -> str:
-    """Parentheses cannot appear in PTB text: spell them -LRB- / -RRB-, as the treebank does.
+escape = escape_brackets  # the name the API and the tests know
 
-    Only these two: ``[`` or ``{`` are harmless in PTB text, and treebanks such as GUM keep them as is.
-    """
-    return token.replace("(", "-LRB-").replace(")", "-RRB-")
+
+def _checked(token: str, what: str) -> str:
+    """A word or tag that PTB text can hold: not empty, no white space (the API takes any string)."""
+    if not token or any(c.isspace() for c in token):
+        raise ParameterError("sentence", f"{what} {token!r}: a {what} must be non-empty, without white space")
+    return token
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,10 @@ def _rank(result: ParseResult, aggregator: str) -> tuple[int, tuple[float, ...]]
     return 0, (-best.score,)
 
 
+#: The largest beam, pop cap or k-best list a search takes (far beyond any useful one).
+SEARCH_LIMIT = 2**31 - 1
+
+
 @dataclass
 class SearchOptions:
     beam: int = 100  # clparse.cli.options.PARSE_BEAM: beam 1000's F1 on GUM dev, 3x as fast
@@ -138,6 +144,8 @@ class SearchOptions:
 
         if self.beam < 1 or self.max_pops < 1 or self.max_words < 1 or self.kbest < 1:
             raise ConfigurationError("beam, max_pops, max_words and kbest must be at least 1")
+        if max(self.beam, self.max_pops, self.kbest) > SEARCH_LIMIT:  # the search's tables count in int32
+            raise ConfigurationError(f"beam, max_pops and kbest must be at most {SEARCH_LIMIT:,}")
         if self.tag_alternatives < 0:
             raise ConfigurationError("tag_alternatives must be at least 0")
         if self.aggregator not in AGGREGATORS:
@@ -197,7 +205,7 @@ class Parser:
         alternatives = getattr(self.tagger, "alternatives", None)
         if alternatives is None:
             return [self.tag(sentence)]
-        words = [escape(w) for w in tokens]
+        words = [escape(_checked(w, "word")) for w in tokens]
         return [list(zip(words, tags)) for tags in alternatives(words, count)]
 
     def tag(self, sentence: Sentence) -> list[tuple[str, str]]:
@@ -207,8 +215,9 @@ class Parser:
         if not tokens:
             return []
         if isinstance(tokens[0], tuple):
-            return [(escape(str(w)), str(t)) for w, t in tokens]
-        words = [escape(w) for w in tokens]
+            # a tag "(" (PTB .pos files) is spelled -LRB- as the treebank does: bare, it breaks the tree
+            return [(escape(_checked(str(w), "word")), escape(_checked(str(t), "tag"))) for w, t in tokens]
+        words = [escape(_checked(w, "word")) for w in tokens]
         if self.tagger is None:
             raise ConfigurationError("this database has no tagger (prepare it again with this clparse "
                                      "version); give tagged input (word/TAG) instead")
@@ -273,7 +282,7 @@ class Parser:
         if not tagged:
             return ParseResult(Tree("ROOT", []), [], "empty sentence", kbest=kbest)
         if len(tagged) > self.options.max_words:
-            return ParseResult(flat_tree(tagged), tagged, f"longer than {self.options.max_words} words",
+            return ParseResult(flat_tree(tagged), tagged, f"longer than {self.options.max_words} tokens",
                                kbest=kbest)
         prepared = preprocess_tagged(tagged, self.preprocess)
         if prepared is None:

@@ -190,7 +190,7 @@ def test_flat_and_empty_sentences_in_json(trained_db: Path) -> None:
     text = parse_cli(trained_db, "--max-words", "3", "--format", "json", "--kbest", "3",
                      stdin="The dog barked at the cat .\n\nShe sleeps .\n")
     flat, empty, parsed = json_lines(text)
-    assert flat["fallback"] == "longer than 3 words" and len(flat["trees"]) == 1
+    assert flat["fallback"] == "longer than 3 tokens" and len(flat["trees"]) == 1
     (tree,) = flat["trees"]
     assert tree["score"] is None and tree["confidences"] == []
     assert tree["constituents"] == [{"label": "ROOT", "start": 0, "end": 7, "chars": None, "confidence": None,

@@ -231,7 +231,7 @@ def test_parse_longer_than_max_words(trained_db: Path) -> None:
     short = Parser.from_db(trained_db, theta=THETA, beam=1, max_words=3)
     tokens = ["The", "dog", "barked", "at", "the", "cat", "."]
     result = short.parse(tokens)
-    assert result.fallback is not None and "longer than 3 words" in result.fallback
+    assert result.fallback is not None and "longer than 3 tokens" in result.fallback
     assert is_flat(result.tree)
     assert result.tree.words() == tokens
     assert short.parse("The dog barked").fallback is None  # exactly max_words is parsed

@@ -166,6 +166,9 @@ class Command(click.Command):
             return super().invoke(ctx)
         except BrokenPipeError:
             raise  # click exits quietly when stdout is closed early (`clparse eval ... | head`)
+        except KeyboardInterrupt:  # Ctrl-C where a command does not pause on it (train, calibrate do)
+            click.echo("Error: interrupted (Ctrl-C); what was written before it is complete", err=True)
+            ctx.exit(130)  # 128 + SIGINT, as train and calibrate exit
         except ParameterError as exc:
             raise option_error(exc, ctx) from None
         except (ClparseError, OSError) as exc:

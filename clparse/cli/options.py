@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,36 @@ EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 TREEBANK = click.Path(exists=True, path_type=Path)  # a file, or a directory of *.ptb / *.mrg files
 DB_OPTION = click.option("--db", type=click.Path(dir_okay=False, path_type=Path),
                          default=Path("db/clparse.sqlite"), show_default=True, help="The training database.")
+
+
+def refuse_overwriting(output: Any, files: Iterable[str | Path], db: Path | None = None) -> None:
+    """``-o`` naming the database or an input file: writing would truncate what the command reads (the
+    trained model, or the input read back as it is written). Refused before anything is written."""
+    name = getattr(output, "name", "-")
+    if not isinstance(name, str) or name in ("-", "<stdout>") or not os.path.exists(name):
+        return
+    sources = [("the database", db)] if db is not None else []
+    sources += [("an input file", Path(f)) for f in files if str(f) != "-"]
+    for what, source in sources:
+        try:
+            same = source is not None and os.path.samefile(name, source)
+        except OSError:  # a source that does not exist (yet): nothing to overwrite
+            same = False
+        if same:
+            raise ClparseError(f"-o {name}: that is {what} of this command; write the output to another file")
+
+
+def close_output(output: Any) -> None:
+    """Flush and close an ``-o`` file (stdout is only flushed): a write error such as a full disk is
+    raised here, inside the command, as one line, not as a traceback when click closes the file later."""
+    name = getattr(output, "name", "-")
+    try:
+        if name in ("-", "<stdout>"):
+            output.flush()
+        else:
+            output.close()
+    except OSError as exc:
+        raise ClparseError(f"{name}: {exc.strerror or exc}; the output is incomplete") from None
 
 
 def treebank_files(ctx: click.Context, param: click.Parameter, value: tuple[Path, ...]) -> tuple[Path, ...]:
@@ -155,6 +186,8 @@ SEED = click.IntRange(min=0)
 #: significant, at 3× its speed on all lengths (37.3 against 12.2 sentences per CPU second) and within
 #: 300 MB (README, "Parse speed").
 PARSE_BEAM = 100
+#: clparse.parser.SEARCH_LIMIT (not imported: the parser's module loads numba, --help must not).
+SEARCH_LIMIT = 2**31 - 1
 #: The beam of calibration: its settings are stored with each calibration and a resumed sweep must meet
 #: the same ones, so it stays where calibrations were started.
 CALIBRATION_BEAM = 1000
@@ -168,9 +201,10 @@ def search_options(beam: int) -> Callable[[Callable[..., Any]], Callable[..., An
 
 def _search_options(command: Callable[..., Any], beam: int) -> Callable[..., Any]:
     for option in reversed((
-        click.option("--beam", type=click.IntRange(min=1), default=beam, show_default=True,
+        click.option("--beam", type=click.IntRange(min=1, max=SEARCH_LIMIT), default=beam, show_default=True,
                      help="Agenda size; 1 parses greedily."),
-        click.option("--max-pops", type=click.IntRange(min=1), default=10_000, show_default=True,
+        click.option("--max-pops", type=click.IntRange(min=1, max=SEARCH_LIMIT), default=10_000,
+                     show_default=True,
                      help="After this many popped states, finish the sentence greedily from the best state "
                           "instead of searching on (such sentences are counted, not warned about)."),
         click.option("--aggregator", type=click.Choice(["maxmin", "sum"]), default="maxmin",

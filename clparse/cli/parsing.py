@@ -15,9 +15,12 @@ from clparse.cli.core import main, one_line, with_options
 from clparse.cli.options import (
     DB_OPTION,
     PARSE_BEAM,
+    SEARCH_LIMIT,
     TREEBANK,
     ManyValues,
     Theta,
+    close_output,
+    refuse_overwriting,
     search_options,
     treebank_files,
 )
@@ -50,13 +53,14 @@ def _cluster(ctx: click.Context, param: click.Parameter, address: str | None) ->
                                       "PTB trees (their gold tags are used), or running text (split into "
                                       "sentences and tokens; needs pip install 'clparse[text]').")
 @click.option("--max-words", type=click.IntRange(min=1), default=100, show_default=True,
-              help="Longer sentences get a flat tree and a warning.")
+              help="Sentences of more tokens (punctuation counted) get a flat tree and a warning.")
 @click.option("--tag-alternatives", type=click.IntRange(min=0), default=3, show_default=True,
               metavar="N", help="Untagged input (tokens, text): also parse N other taggings, each the "
                                 "CRF tagger's second choice at one of its least sure words, and keep the "
                                 "parse the model scores best; about N + 1 times the parsing time at most. 0: "
                                 "the best tagging alone. See docs/tagger.md.")
-@click.option("--kbest", type=click.IntRange(min=1), default=1, show_default=True, metavar="K",
+@click.option("--kbest", type=click.IntRange(min=1, max=SEARCH_LIMIT), default=1, show_default=True,
+              metavar="K",
               help="The K best distinct trees per sentence, best first, each with its score (max-min: the "
                    "lowest classifier confidence of its derivation). With ptb output one 'score<TAB>tree' "
                    "line per tree and an empty line after each sentence; --kbest 1 is the plain parse. "
@@ -72,7 +76,7 @@ def _cluster(ctx: click.Context, param: click.Parameter, address: str | None) ->
                    "end exclusive); every parse keeps them. Brackets no tree can keep are an error naming "
                    "the line. See docs/output.md.")
 @click.option("-o", "--output", type=click.File("w", encoding="utf-8", lazy=True), default="-",
-              help="Where to write the trees (default: stdout).")
+              help="Where to write the trees (default: stdout); not the database or an input file.")
 @click.option("--jobs", type=click.IntRange(min=1, max=MAX_JOBS), default=1, show_default=True, metavar="N",
               help="Parse in N processes on this machine (forks sharing the loaded model on Linux, "
                    f"else each loads it, about 300 MB; at most {MAX_JOBS}); the output's order and bytes, "
@@ -90,7 +94,8 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
     """Parse FILES (or stdin) with the parser rebuilt from the database at Θ̂.
 
     Writes one PTB tree per input sentence, one per line, holding every input token in order
-    (tokens preprocessing sets aside, such as outer punctuation and quotes, are put back), so
+    (tokens preprocessing sets aside, such as outer punctuation and quotes, are put back; a token
+    tagged -NONE-, an empty element, is left out), so
     EVALB can score it against the original gold trees (--format pretty indents them; --format json
     gives tokens, tags, offsets, scores and constituent confidences; --kbest K the K best trees).
     With tokens or tagged input, output sentence n is the parse of input line n: an empty line gives
@@ -114,6 +119,7 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
     from clparse.progress import Progress, is_terminal
 
     names = files or ("-",)
+    refuse_overwriting(output, [*names, *([constraints] if constraints else [])], db)
     if dask is not None and jobs != 1:
         raise click.UsageError("--dask and --jobs cannot be combined: with --dask the cluster's workers set "
                                "the parallelism")
@@ -147,6 +153,7 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
         for number, result in enumerate(results, 1):
             output.write(format_result(result, fmt, number))
             bar.update()
+    close_output(output)  # a full disk shows at the last flush: one error line, before the summary
     hint = " (raise --max-pops to search further)" if tally.completions else ""
     click.echo(f"parsed {tally.sentences} sentence(s); {tally.fallbacks} flat fallback(s); "
                f"{tally.completions} completed greedily at the pop cap{hint}", err=True)
@@ -172,6 +179,10 @@ def tag_command(db: Path, files: tuple[str, ...], gold: tuple[Path, ...], top: i
     echo "The dog barked ." | clparse tag --db db/quickstart.sqlite
     clparse tag --db db/quickstart.sqlite --eval gum/dev
     """
+    if gold and files:
+        raise click.UsageError("--eval tags the gold trees' own words: give FILES or --eval, not both")
+    if as_json and not gold:
+        raise click.UsageError("--json is for the report of --eval")
     if gold:
         report = api.evaluate_tags(db, gold)
         click.echo(json.dumps(report.to_dict(top), indent=2) if as_json else report.format(top))

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from clparse.cli.core import Group, main
-from clparse.cli.options import TREEBANK, step_names, treebank_files
+from clparse.cli.options import TREEBANK, close_output, refuse_overwriting, step_names, treebank_files
 
 
 def _preprocess_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -74,8 +74,8 @@ def treebank_stats_command(files: tuple[Path, ...], preprocess: bool, max_words:
 @treebank.command("preprocess")
 @click.argument("files", nargs=-1, required=True, type=TREEBANK, callback=treebank_files)
 @_preprocess_options
-@click.option("-o", "--output", type=click.File("w", encoding="utf-8"), default="-",
-              help="Where to write the trees (default: stdout).")
+@click.option("-o", "--output", type=click.File("w", encoding="utf-8", lazy=True), default="-",
+              help="Where to write the trees (default: stdout; not one of FILES).")
 @click.option("--indented", is_flag=True, help="Indented trees instead of one per line.")
 @click.option("--skip-bad", is_flag=True, help="Skip malformed trees (and say how many) instead of stopping.")
 def treebank_preprocess_command(files: tuple[Path, ...], max_words: int | None, skip_steps: tuple[str, ...],
@@ -84,8 +84,10 @@ def treebank_preprocess_command(files: tuple[Path, ...], max_words: int | None, 
     from clparse.preprocess import PreprocessConfig, PreprocessReport, preprocess_treebank
     from clparse.read import write_trees
 
+    refuse_overwriting(output, files)  # opened lazily: nothing is truncated before this check
     report = PreprocessReport()
     config = PreprocessConfig.without(skip_steps, max_words=max_words)
     write_trees((p.tree for p in preprocess_treebank(_read(files, skip_bad), config, report)), output,
                 indented=indented)
+    close_output(output)
     click.echo(report.format(), err=True)

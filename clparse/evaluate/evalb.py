@@ -61,7 +61,7 @@ class EvalbParams:
         eq_labels: list[tuple[str, str]] = []
         eq_words: list[tuple[str, str]] = []
         labeled, cutoff, max_errors = True, 40, 10
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8-sig") as handle:
             for lineno, raw in enumerate(handle, 1):
                 text = raw.rstrip()
                 if text.startswith("#") or len(text) < 3:

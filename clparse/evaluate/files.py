@@ -21,7 +21,7 @@ def read_parses(path: str | Path, *, one_per_line: bool = False) -> Iterator[Tre
     if not one_per_line:
         yield from read_trees(path, allow_empty=True)
         return
-    with open(path, encoding="utf-8") as handle:
+    with open(path, encoding="utf-8-sig") as handle:  # -sig: a byte-order mark first is not text
         for lineno, line in enumerate(handle, 1):
             if not line.strip():
                 yield Tree("", [])

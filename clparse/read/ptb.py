@@ -128,8 +128,14 @@ def iter_trees_from_lines(lines: Iterable[str], path: str = "<string>", *,
                             f"unbalanced '(': tree is not closed at end of file (line {lineno})")
 
 
+#: The UTF-8 byte-order mark some editors put first in a file: not text, so it is dropped.
+BOM = b"\xef\xbb\xbf"
+
+
 def _decoded_lines(handle: IO[bytes], path: str) -> Iterator[str]:
     for lineno, raw in enumerate(handle, 1):
+        if lineno == 1 and raw.startswith(BOM):
+            raw = raw[len(BOM):]
         try:
             yield raw.decode("utf-8")
         except UnicodeDecodeError as exc:

@@ -7,7 +7,8 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import IO
 
 from clparse.errors import ClparseError, ParameterError
-from clparse.read.ptb import read_trees
+from clparse.read.ptb import BOM, read_trees
+from clparse.read.tree import escape_brackets
 
 FORMATS = ("tokens", "tagged", "ptb", "text")
 Sentence = list[str] | list[tuple[str, str]]
@@ -83,6 +84,8 @@ def _lines(name: str) -> Iterator[tuple[int, str]]:
             if b"\x00" in raw:
                 raise ClparseError(f"{name}:{number}: binary data (NUL byte), not text; give a text file "
                                    "of tokenized sentences")
+            if number == 1 and raw.startswith(BOM):  # Windows editors start UTF-8 files with one
+                raw = raw[len(BOM):]
             try:
                 yield number, raw.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -97,4 +100,4 @@ def _tagged(token: str, name: str, line: int, column: int) -> tuple[str, str]:
     word, slash, tag = token.rpartition("/")  # the last slash: words may contain slashes ("1/2/CD")
     if not slash or not word or not tag:
         raise ClparseError(f"{name}:{line}: token {column} {token!r} is not word/TAG")
-    return word, tag
+    return word, escape_brackets(tag)  # the tag "(" of PTB .pos files is the treebank's -LRB-

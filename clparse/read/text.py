@@ -14,7 +14,7 @@ the conventions of the treebanks clparse is trained on:
 - quotes: an opening ``"`` or ``“`` is ``````, a closing one ``''``; single quotes ````` and ``'``
   (an apostrophe inside or at the end of a word stays part of its clitic or word);
 - brackets: ``(`` and ``)`` are ``-LRB-`` and ``-RRB-``, also inside a token, as
-  :func:`clparse.parser.escape` spells them; ``[ ] { }`` stay as they are (as GUM keeps them);
+  :func:`clparse.read.tree.escape_brackets` spells them; ``[ ] { }`` stay as they are (as GUM keeps them);
 - hyphens between letters split off (``self - directed``, GUM's and OntoNotes' rule), except after the
   prefixes of :data:`KEEP_PREFIXES` (``non-native``) and between digits (``22-506``); a dash run
   (``--``) is a token of its own;
@@ -32,6 +32,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import IO, Any
+
+from clparse.read.tree import escape_brackets
 
 __all__ = ["TextSentence", "split_text", "split_stream", "split_paragraph", "ptb_token", "KEEP_PREFIXES"]
 
@@ -105,7 +107,7 @@ def ptb_token(source: str, opening: bool) -> str:
         if source == "’":
             return source  # a closing quote or an apostrophe (``citizens’``): GUM keeps it as it is
         return "`" if opening else "'"
-    return source.replace("(", "-LRB-").replace(")", "-RRB-")
+    return escape_brackets(source)
 
 
 def _opens(text: str, start: int, end: int) -> bool:

@@ -23,6 +23,18 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
+def escape_brackets(token: str) -> str:
+    """Parentheses cannot appear in PTB text: spell them -LRB- / -RRB-, as the treebank does (a word, or a
+    tag such as the ``(`` of PTB .pos files).
+
+    Only these two: ``[`` or ``{`` are harmless in PTB text, and treebanks such as GUM keep them as is.
+
+    >>> escape_brackets("f(x)"), escape_brackets("(")
+    ('f-LRB-x-RRB-', '-LRB-')
+    """
+    return token.replace("(", "-LRB-").replace(")", "-RRB-")
+
+
 @dataclass(eq=False)
 class Tree:
     """A labeled ordered tree.

@@ -24,7 +24,7 @@ KEYS = ("require", "forbid", "complete")
 def read_brackets(path: str | Path) -> Iterator[Brackets]:
     """Each line's constraints, in order (stdin is not accepted: the sentences may come from there)."""
     try:
-        with open(path, encoding="utf-8") as lines:
+        with open(path, encoding="utf-8-sig") as lines:
             for number, line in enumerate(lines, 1):
                 yield parse_line(line, f"{path}:{number}")
     except UnicodeDecodeError as exc:

@@ -210,3 +210,20 @@ def test_ctrl_c_while_parsing_is_one_line_and_status_130(trained_db: Path) -> No
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130
     assert stderr.strip() == "Error: interrupted (Ctrl-C); what was written before it is complete"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+@pytest.mark.parametrize("command", ["init", "export"])
+def test_a_database_is_never_renamed_over_a_device_or_pipe(trained_db: Path, tmp_path: Path,
+                                                           command: str) -> None:
+    """Before: ``init --db /dev/null`` (empty, so it looked like a file to create) or ``export -o /dev/full
+    --force`` replaced the device with a database, as root. A named pipe stands in for the device here."""
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    args = (["init", "--db", pipe] if command == "init"
+            else ["export", "--db", trained_db, "-o", pipe, "--force"])
+    code, _, stderr = invoke(*args)
+    assert code == 1
+    assert error_line(stderr) == (f"Error: {pipe}: not a regular file (a device, pipe or socket); give a "
+                                  "database file's name")
+    assert pipe.is_fifo()

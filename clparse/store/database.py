@@ -182,6 +182,7 @@ def init_database(path: str | Path = DEFAULT_DB, echo: Callable[[str], object] =
 
 def _create_or_update(path: Path, echo: Callable[[str], object]) -> bool:
     """:func:`init_database`; True if this call created the file."""
+    refuse_special_file(path)
     if path.exists() and path.stat().st_size > 0:
         check_database(path, echo=echo, upgrade=True)
         return False
@@ -200,6 +201,14 @@ def _create_or_update(path: Path, echo: Callable[[str], object]) -> bool:
     echo(f"{path} was created by another process at the same time; using it")
     check_database(path, echo=echo, upgrade=True)
     return False
+
+
+def refuse_special_file(path: Path) -> None:
+    """A database is a regular file. A device, pipe or socket at ``path`` (``/dev/null`` is empty, so it
+    looked like a file to create over) would be replaced by the rename that puts a new database in place."""
+    if path.exists() and not path.is_file() and not path.is_dir():
+        raise DatabaseError(f"{path}: not a regular file (a device, pipe or socket); give a database file's "
+                            "name")
 
 
 def _place(scratch: Path, path: Path) -> bool:

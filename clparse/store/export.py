@@ -43,6 +43,7 @@ from clparse.store.database import (
     _remove_dead_scratch,
     check_database,
     init_database,
+    refuse_special_file,
     sqlite_error,
 )
 from clparse.store.engine import open_read_only
@@ -149,6 +150,7 @@ def _check_out(source: Path, out: Path, force: bool) -> None:
     ``force``), or that another process has open (a log beside it would be read into the new file)."""
     if out.is_dir():
         raise DatabaseError(f"{out}: is a directory; give the new parser database's file name")
+    refuse_special_file(out)  # --force would rename the export over a device such as /dev/full
     if not out.parent.is_dir():
         raise DatabaseError(f"{out.parent}: no such directory")
     if out.exists() and (out.resolve() == source.resolve() or os.path.samefile(out, source)):

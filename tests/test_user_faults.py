@@ -227,3 +227,17 @@ def test_a_database_is_never_renamed_over_a_device_or_pipe(trained_db: Path, tmp
     assert error_line(stderr) == (f"Error: {pipe}: not a regular file (a device, pipe or socket); give a "
                                   "database file's name")
     assert pipe.is_fifo()
+
+
+@pytest.mark.parametrize("command", ["parse", "tag"])
+def test_a_closed_standard_output_is_one_error_line(trained_db: Path, command: str) -> None:
+    """Before: parse gave a traceback, and tag exit status 0 with every result lost."""
+    args = [str(BIN / "clparse"), command, "--db", str(trained_db)]
+    if command == "parse":
+        args += ["--theta", THETA]
+    done = subprocess.run(args, input=b"The dog barked .\n", stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, timeout=300, preexec_fn=lambda: os.close(1))
+    assert done.returncode == 1
+    assert done.stderr.decode().strip() == (
+        "Error: standard output is closed; clparse writes its results there: redirect it to a file (or "
+        "/dev/null) instead of closing it")

@@ -54,7 +54,7 @@ escape = escape_brackets  # the name the API and the tests know
 
 def _checked(token: str, what: str) -> str:
     """A word or tag that PTB text can hold: not empty, no white space (the API takes any string)."""
-    if not token or any(c.isspace() for c in token):
+    if token.split() != [token]:  # empty, or white space somewhere
         raise ParameterError("sentence", f"{what} {token!r}: a {what} must be non-empty, without white space")
     return token
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -200,8 +201,6 @@ def main(verbose: bool) -> None:
     look at a treebank with `clparse treebank stats FILES`. Every error is one
     `Error: ...` line and exit status 1; `clparse --verbose COMMAND` adds the details.
     """
-    import sys
-
     if sys.stdout is None:  # started with stdout closed (`>&-`): results would vanish, exit status 0
         raise click.ClickException("standard output is closed; clparse writes its results there: redirect "
                                    "it to a file (or /dev/null) instead of closing it")

@@ -29,7 +29,7 @@ def refuse_overwriting(output: Any, files: Iterable[str | Path], db: Path | None
     sources += [("an input file", Path(f)) for f in files if str(f) != "-"]
     for what, source in sources:
         try:
-            same = source is not None and os.path.samefile(name, source)
+            same = os.path.samefile(name, source)
         except OSError:  # a source that does not exist (yet): nothing to overwrite
             same = False
         if same:

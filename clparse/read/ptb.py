@@ -132,10 +132,14 @@ def iter_trees_from_lines(lines: Iterable[str], path: str = "<string>", *,
 BOM = b"\xef\xbb\xbf"
 
 
+def without_bom(raw: bytes, lineno: int) -> bytes:
+    """Line ``lineno`` of a file as bytes, without the byte-order mark the first one may start with."""
+    return raw[len(BOM):] if lineno == 1 and raw.startswith(BOM) else raw
+
+
 def _decoded_lines(handle: IO[bytes], path: str) -> Iterator[str]:
     for lineno, raw in enumerate(handle, 1):
-        if lineno == 1 and raw.startswith(BOM):
-            raw = raw[len(BOM):]
+        raw = without_bom(raw, lineno)
         try:
             yield raw.decode("utf-8")
         except UnicodeDecodeError as exc:

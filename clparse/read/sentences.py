@@ -7,7 +7,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import IO
 
 from clparse.errors import ClparseError, ParameterError
-from clparse.read.ptb import BOM, read_trees
+from clparse.read.ptb import read_trees, without_bom
 from clparse.read.tree import escape_brackets
 
 FORMATS = ("tokens", "tagged", "ptb", "text")
@@ -84,8 +84,7 @@ def _lines(name: str) -> Iterator[tuple[int, str]]:
             if b"\x00" in raw:
                 raise ClparseError(f"{name}:{number}: binary data (NUL byte), not text; give a text file "
                                    "of tokenized sentences")
-            if number == 1 and raw.startswith(BOM):  # Windows editors start UTF-8 files with one
-                raw = raw[len(BOM):]
+            raw = without_bom(raw, number)  # Windows editors start UTF-8 files with one
             try:
                 yield number, raw.decode("utf-8")
             except UnicodeDecodeError as exc:

@@ -185,6 +185,51 @@ def take_chunk(sentences: Iterator[tuple[Sequence[Any], Any]],
     return batch, extras, True, None
 
 
+class Lookahead:
+    """The input read ahead of the chunks sent, so that the last chunks can be smaller.
+
+    While the input lasts, every chunk has ``chunk`` sentences, taken from up to ``chunk × (jobs + 1)``
+    read ahead (a pipe that delivers slowly is waited on for that many); once the input has ended, what
+    is left is dealt in chunks of ``remaining / (2 × jobs)`` sentences, at least one (guided
+    self-scheduling), so the workers run out of work together instead of one waiting up to a whole
+    chunk for the other (about 0.1 s of a 2.8 s run on GUM dev ≤ 15 at chunks of 32). The input's own
+    error, if reading it raised, is kept in ``failure`` for the caller to raise after every sentence
+    read before it.
+    """
+
+    def __init__(self, sentences: Iterator[tuple[Sequence[Any], Any]], chunk: int, jobs: int) -> None:
+        self._sentences = sentences
+        self._chunk = chunk
+        self._jobs = jobs
+        self._ahead = chunk * (jobs + 1)
+        self._buffer: deque[tuple[Sequence[Any], Any]] = deque()
+        self.ended = False  # nothing more to read (the buffer may still hold sentences)
+        self.failure: Exception | None = None
+
+    @property
+    def exhausted(self) -> bool:
+        """Every sentence of the input has been read and taken."""
+        return self.ended and not self._buffer
+
+    def _fill(self) -> None:
+        while not self.ended and len(self._buffer) < self._ahead:
+            try:
+                self._buffer.append(next(self._sentences))
+            except StopIteration:
+                self.ended = True
+            except Exception as exc:  # raised by the caller once everything before it is yielded
+                self.ended, self.failure = True, exc
+
+    def take(self) -> tuple[list[Sequence[Any]], list[Any]]:
+        """The next chunk's sentences and extras (empty once the input is exhausted)."""
+        self._fill()
+        size = self._chunk
+        if self.ended:
+            size = max(1, min(size, -(-len(self._buffer) // (2 * self._jobs))))
+        batch = [self._buffer.popleft() for _ in range(min(size, len(self._buffer)))]
+        return [sentence for sentence, _ in batch], [extra for _, extra in batch]
+
+
 def parse_parallel(parser: Any, sentences: Iterator[tuple[Sequence[Any], Any]], jobs: int, *,
                    chunk: int | None = None, start: str | None = None) -> Iterator[tuple[Any, Any]]:
     """(result, extra) for each (sentence, extra) of ``sentences``, in their order, parsed in ``jobs``
@@ -212,8 +257,7 @@ def parse_parallel(parser: Any, sentences: Iterator[tuple[Sequence[Any], Any]], 
     chunks: dict[int, _Chunk] = {}
     sent = handed = 0  # chunks sent to workers, chunks yielded
     read = 0  # sentences read
-    exhausted = False
-    failure: BaseException | None = None  # raised by the input, after what came before it is yielded
+    ahead = Lookahead(sentences, chunk, jobs)
     finished = False
     try:
         for number in range(1, jobs + 1):
@@ -226,9 +270,9 @@ def parse_parallel(parser: Any, sentences: Iterator[tuple[Sequence[Any], Any]], 
             theirs.close()
             workers.append(_Worker(number, process, ours))
         while True:
-            while not exhausted and sent - handed < WINDOW * jobs and \
+            while not ahead.exhausted and sent - handed < WINDOW * jobs and \
                     (idle := [w for w in workers if len(w.chunks) < AHEAD]):
-                batch, extras, exhausted, failure = take_chunk(sentences, chunk)
+                batch, extras = ahead.take()
                 if not batch:
                     break
                 target = min(idle, key=lambda w: len(w.chunks))
@@ -247,7 +291,7 @@ def parse_parallel(parser: Any, sentences: Iterator[tuple[Sequence[Any], Any]], 
                 assert done.results is not None
                 for payload, extra in zip(done.results, done.extras):
                     yield rebuilt(payload), extra
-            if exhausted and handed == sent:
+            if ahead.exhausted and handed == sent:
                 break
             busy = [w for w in workers if w.chunks]
             ready = wait([w.conn for w in busy] + [w.process.sentinel for w in workers], timeout=5.0)
@@ -257,8 +301,8 @@ def parse_parallel(parser: Any, sentences: Iterator[tuple[Sequence[Any], Any]], 
         finished = True
     finally:
         _stop(workers, gently=finished)
-    if failure is not None:
-        raise failure
+    if ahead.failure is not None:
+        raise ahead.failure
 
 
 def _receive(w: _Worker, chunks: dict[int, _Chunk], jobs: int) -> None:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clparse.errors import ConfigurationError, ParameterError
-from clparse.features.numba_start import answer_blas_probe
+from clparse.features.numba_start import lean_cache_loads
 from clparse.features.state import leaf_items
 from clparse.output import ParsedTree, ParseResult, score_value  # ParseResult: re-exported, its old home
 from clparse.preprocess.pipeline import PreprocessConfig, preprocess_tagged
@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # the tagger's modules read the database through SQLAlchemy: 
     from clparse.tag.stored import PosTagger
 
 
-answer_blas_probe()  # before the first compiled call: numba would import scipy.linalg for nothing
+lean_cache_loads()  # before the first compiled call: cached kernels load without numba's compiler registries
 
 
 escape = escape_brackets  # the name the API and the tests know

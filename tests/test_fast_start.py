@@ -3,6 +3,7 @@ stored features only those its trees test, and parses exactly as one over every 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -167,3 +168,33 @@ def test_the_damage_check_runs_while_the_parser_loads(trained_db: Path,
     monkeypatch.setattr(api, "_open_parser", open_loading)
     api.open_parser(trained_db, THETA)
     assert seen == [True]
+
+
+# A cached kernel of clparse loads without numba's compiler registries (clparse.features.numba_start).
+
+
+def test_a_cached_kernel_loads_without_numba_registries(trained_db: Path) -> None:
+    """In a fresh process (the kernels cached on disk by now): the same tree as this process gives, and
+    none of the registries' modules imported (numba.np.arraymath is the first thing a refresh imports)."""
+    sentence = [("The", "DT"), ("dog", "NN"), ("barked", "VBD"), ("at", "IN"), ("the", "DT"), ("cat", "NN")]
+    expected = str(Parser.from_db(trained_db, theta=THETA, beam=10).parse_tagged(sentence))
+    code = ("import sys\nfrom clparse.parser import Parser\n"
+            f"parser = Parser.from_db({str(trained_db)!r}, theta={THETA}, beam=10)\n"
+            f"print(parser.parse_tagged({sentence!r}))\n"
+            "print('numba.np.arraymath' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert out.splitlines() == [expected, "False"]
+
+
+def test_functions_outside_clparse_load_as_numba_loads_them(tmp_path: Path) -> None:
+    """A caller's own cached function, in a process that imported the parser: numba's own load (which
+    refreshes its registries), not clparse's lean one."""
+    (tmp_path / "users_module.py").write_text(
+        "import numba\n\n@numba.njit(cache=True)\ndef twice(x):\n    return 2 * x\n", encoding="utf-8")
+    code = ("import sys\nimport clparse.parser\nimport users_module\n"
+            "print(users_module.twice(21), 'numba.np.arraymath' in sys.modules)")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    first = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env)
+    again = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env)
+    assert first.stdout.split() == again.stdout.split() == ["42", "True"]
+    assert list((tmp_path / "__pycache__").glob("users_module.twice-*.nbc"))  # the second run loaded it

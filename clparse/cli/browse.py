@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import signal
 
-import webbrowser
 from pathlib import Path
 
 import click
@@ -48,6 +47,8 @@ def browse_command(db: Path, port: int, host: str, open_browser: bool, check_onl
         server.wait_until_ready()
         click.echo(f"serving {db} read-only at {server.database_url} (Ctrl-C stops)")
         if open_browser:
+            import webbrowser  # here, not at the top: every command's start would pay for it
+
             webbrowser.open(server.database_url)
         server.process.wait()
     except KeyboardInterrupt:

@@ -1,25 +1,36 @@
-"""A faster first compiled call: numba's BLAS probe answered without importing scipy.linalg.
+"""A faster first compiled call: clparse's cached kernels load without numba's compiler registries.
 
-The first time a process compiles or loads a numba function, numba imports its NumPy support, which
-probes for BLAS by importing ``scipy.linalg`` (scipy is installed for ``combine``): 0.2-0.4 s of the
-first parsed sentence, for nothing, as no kernel of clparse calls BLAS (no ``np.dot``, no ``linalg``).
-:func:`answer_blas_probe` imports that support while ``scipy.linalg`` cannot be imported, so the probe
-answers "no BLAS" (numba then uses its own loops for the few functions that would have called BLAS;
-a later ``np.dot`` in a jitted function still compiles, and ``import scipy.linalg`` works as always).
-Process-wide, so said plainly: for the rest of the process numba believes there is no BLAS (a caller's
-own jitted ``np.convolve`` or ``np.correlate`` takes the slow loop; ``np.dot`` probes again when it
-compiles), and while the import runs, another thread's ``import scipy.linalg`` would fail.
+Loading a function from numba's disk cache, numba first "refreshes" its target context: it imports and
+installs every typing and lowering registry it has (about 2,300 templates; arrays, math, random, typed
+containers, cffi, jitclass...) and, with them, ``numba.np.arraymath``, which probes for BLAS by importing
+``scipy.linalg``. That is 0.1 s of the first parsed sentence (0.2-0.4 s more with the probe), spent on
+machinery only a *compilation* uses: a cached function is object code, and what it needs from the
+process is the runtime (NRT) and the C helpers' symbols, not the registries.
+
+:func:`lean_cache_loads` makes a cache hit of a clparse kernel initialise the runtime only (and register
+the hash secret symbols typed dictionaries may refer to); a miss, where numba compiles next, refreshes
+the context in full as numba does (the BLAS probe answered first without ``scipy.linalg``:
+:func:`answer_blas_probe`), as does every compilation (numba's compiler refreshes the context itself).
+Functions outside clparse load as numba loads them. The loaded object code is the same bytes either
+way; the tests parse the sample through both paths and compare, and check which one ran.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 _PROBED = "scipy.linalg"
+_OWN = "clparse."
 
 
 def answer_blas_probe() -> None:
-    """Import numba's NumPy support without scipy.linalg (unless either is already imported)."""
+    """Import numba's NumPy support without scipy.linalg (unless either is already imported).
+
+    Process-wide, so said plainly: for the rest of the process numba believes there is no BLAS (a
+    caller's own jitted ``np.convolve`` or ``np.correlate`` takes the slow loop; ``np.dot`` probes again
+    when it compiles), and while the import runs, another thread's ``import scipy.linalg`` would fail.
+    """
     if "numba.np.arraymath" in sys.modules or _PROBED in sys.modules:
         return
     sys.modules[_PROBED] = None  # type: ignore[assignment]  # None in sys.modules: the import fails
@@ -27,3 +38,30 @@ def answer_blas_probe() -> None:
         import numba.np.arraymath  # noqa: F401  (runs the probe, once per process)
     finally:
         del sys.modules[_PROBED]
+
+
+def lean_cache_loads() -> None:
+    """Install, once per process, the lean cache load for clparse's own jitted functions."""
+    from numba.core import caching
+
+    if getattr(caching.Cache.load_overload, "clparse_lean", False):
+        return
+    numba_load = caching.Cache.load_overload
+
+    def load_overload(cache: Any, sig: Any, target_context: Any) -> Any:
+        if not getattr(cache._py_func, "__module__", "").startswith(_OWN):
+            return numba_load(cache, sig, target_context)
+        from numba.core.runtime import rtsys
+
+        import numba.cpython.hashing  # noqa: F401  (registers the hash secret symbols at import)
+
+        rtsys.initialize(target_context)
+        with cache._guard_against_spurious_io_errors():
+            loaded = cache._load_overload(sig, target_context)
+        if loaded is None:  # not cached (or stale): numba compiles it next, with every registry
+            answer_blas_probe()
+            target_context.refresh()
+        return loaded
+
+    load_overload.clparse_lean = True  # type: ignore[attr-defined]
+    caching.Cache.load_overload = load_overload  # type: ignore[method-assign]

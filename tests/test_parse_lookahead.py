@@ -1,0 +1,78 @@
+"""How ``parse --jobs`` deals the input into chunks (:class:`clparse.parse_jobs.Lookahead`): every sentence
+once and in order, full chunks while the input lasts, shrinking ones once it has ended, and the input's
+own error kept for after the sentences read before it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from clparse.parse_jobs import Lookahead
+
+
+def _input(n: int, fail_after: int | None = None) -> Iterator[tuple[list[str], int]]:
+    for i in range(n):
+        if fail_after is not None and i == fail_after:
+            raise ValueError(f"line {i + 1}: bad")
+        yield [f"w{i}"], i
+
+
+def _deal(ahead: Lookahead) -> list[tuple[list[Any], list[Any], bool]]:
+    """Every chunk taken: (sentences, extras, whether the input had ended when it was taken)."""
+    chunks = []
+    while not ahead.exhausted:
+        sentences, extras = ahead.take()
+        if not sentences:
+            break
+        chunks.append((sentences, extras, ahead.ended))
+    return chunks
+
+
+@given(n=st.integers(0, 400), chunk=st.integers(1, 40), jobs=st.integers(1, 4))
+def test_every_sentence_once_in_order(n: int, chunk: int, jobs: int) -> None:
+    chunks = _deal(Lookahead(_input(n), chunk, jobs))
+    assert [e for _, extras, _ in chunks for e in extras] == list(range(n))
+    assert [s for sentences, _, _ in chunks for s in sentences] == [[f"w{i}"] for i in range(n)]
+    assert all(1 <= len(extras) <= chunk for _, extras, _ in chunks)
+
+
+@given(n=st.integers(0, 400), chunk=st.integers(1, 40), jobs=st.integers(1, 4))
+def test_full_chunks_until_the_input_ends_then_shrinking(n: int, chunk: int, jobs: int) -> None:
+    chunks = _deal(Lookahead(_input(n), chunk, jobs))
+    sizes = [len(extras) for _, extras, _ in chunks]
+    ended = [was_ended for _, _, was_ended in chunks]
+    assert all(size == chunk for size, was in zip(sizes, ended) if not was)
+    tail = [size for size, was in zip(sizes, ended) if was]
+    assert tail == sorted(tail, reverse=True)  # never larger than the chunk before it
+    if tail:
+        assert tail[-1] == 1  # down to single sentences at the very end
+
+
+def test_the_last_chunks_shrink_worked_example() -> None:
+    # 100 sentences, chunks of 32, two workers: 96 are read ahead of the first chunk, so the input ends
+    # while the first is taken; the 68 left are dealt in ceil(left / 4) pieces.
+    chunks = _deal(Lookahead(_input(100), 32, 2))
+    assert [len(extras) for _, extras, _ in chunks] == [32, 17, 13, 10, 7, 6, 4, 3, 2, 2, 1, 1, 1, 1]
+
+
+def test_the_inputs_error_is_kept_after_what_came_before_it() -> None:
+    ahead = Lookahead(_input(50, fail_after=37), 8, 2)
+    chunks = _deal(ahead)
+    assert [e for _, extras, _ in chunks for e in extras] == list(range(37))
+    assert isinstance(ahead.failure, ValueError) and str(ahead.failure) == "line 38: bad"
+
+
+def test_reads_no_further_ahead_than_it_says() -> None:
+    read: list[int] = []
+
+    def counted() -> Iterator[tuple[list[str], int]]:
+        for sentence, i in _input(1000):
+            read.append(i)
+            yield sentence, i
+
+    ahead = Lookahead(counted(), 10, 3)
+    ahead.take()
+    assert len(read) == 10 * (3 + 1)  # chunk × (jobs + 1), the chunk taken included

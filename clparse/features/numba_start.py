@@ -46,6 +46,9 @@ def lean_cache_loads() -> None:
 
     if getattr(caching.Cache.load_overload, "clparse_lean", False):
         return
+    needed = ("_load_overload", "_guard_against_spurious_io_errors")
+    if not all(hasattr(caching.Cache, name) for name in needed):
+        return  # a numba whose cache works otherwise: load as it loads
     numba_load = caching.Cache.load_overload
 
     def load_overload(cache: Any, sig: Any, target_context: Any) -> Any:

@@ -2,7 +2,8 @@
 
 The parent reads the input and sends it in chunks of consecutive sentences to the workers (each
 holds at most :data:`AHEAD` chunks not yet handed back, and at most :data:`WINDOW` chunks per
-worker are read ahead of the output, so memory stays bounded however long the input). Where the
+worker are read ahead of the output, so memory stays bounded however long the input; the last
+sentences go out in smaller chunks so that the workers finish together: :class:`Lookahead`). Where the
 system can fork safely (Linux, the BSDs) and the parent runs no other thread, every worker is a fork
 of the parent made after the parser was rebuilt: it starts with the parent's imports, model and
 compiled tables (the parent holds no open SQLite handle then, and the kernels hold no threads; a

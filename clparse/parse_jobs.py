@@ -295,6 +295,8 @@ def parse_parallel(parser: Any, sentences: Iterator[tuple[Sequence[Any], Any]], 
             if ahead.exhausted and handed == sent:
                 break
             busy = [w for w in workers if w.chunks]
+            if not busy:  # everything sent came back and was handed on (the window had been full): send more
+                continue
             ready = wait([w.conn for w in busy] + [w.process.sentinel for w in workers], timeout=5.0)
             for w in workers:
                 if w.conn in ready or w.process.sentinel in ready:

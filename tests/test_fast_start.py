@@ -3,9 +3,12 @@ stored features only those its trees test, and parses exactly as one over every 
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import apsw
@@ -198,3 +201,49 @@ def test_functions_outside_clparse_load_as_numba_loads_them(tmp_path: Path) -> N
     again = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env)
     assert first.stdout.split() == again.stdout.split() == ["42", "True"]
     assert list((tmp_path / "__pycache__").glob("users_module.twice-*.nbc"))  # the second run loaded it
+
+
+class _CacheStandIn:
+    """What the lean load reads of numba's per-function cache, for a function named by ``module``."""
+
+    def __init__(self, module: str | None, error: OSError | None = None) -> None:
+        def function() -> None: ...
+
+        function.__module__ = module  # type: ignore[assignment]
+        self._py_func = function
+        self.error = error
+        self.loads = 0
+
+    @contextlib.contextmanager
+    def _guard_against_spurious_io_errors(self) -> Iterator[None]:
+        try:  # numba's guard on Windows: a cache file another process holds is not an error
+            yield
+        except OSError as exc:
+            if exc.errno != errno.EACCES:
+                raise
+
+    def _load_overload(self, sig: object, target_context: object) -> object:
+        self.loads += 1
+        if self.error is not None:
+            raise self.error
+        return None
+
+
+def test_a_cache_file_in_use_is_a_miss_not_an_error() -> None:
+    # the guard swallows the error: numba then compiles, so the lean load must answer "not loaded"
+    from numba.core import caching
+    from numba.core.registry import cpu_target
+
+    cache = _CacheStandIn("clparse.features.kernel", OSError(errno.EACCES, "in use by another process"))
+    assert caching.Cache.load_overload(cache, (), cpu_target.target_context) is None
+    assert cache.loads == 1
+
+
+def test_a_function_without_a_module_name_loads_numbas_way() -> None:
+    # code exec'd with globals lacking __name__ gives functions whose __module__ is None
+    from numba.core import caching
+    from numba.core.registry import cpu_target
+
+    cache = _CacheStandIn(None)
+    assert caching.Cache.load_overload(cache, (), cpu_target.target_context) is None
+    assert cache.loads == 1

@@ -1,12 +1,17 @@
 """How ``parse --jobs`` deals the input into chunks (:class:`clparse.parse_jobs.Lookahead`): every sentence
 once and in order, full chunks while the input lasts, shrinking ones once it has ended, and the input's
-own error kept for after the sentences read before it."""
+own error kept for after the sentences read before it; and the parent's loop sends without waiting when
+nothing is in flight."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -76,3 +81,51 @@ def test_reads_no_further_ahead_than_it_says() -> None:
     ahead = Lookahead(counted(), 10, 3)
     ahead.take()
     assert len(read) == 10 * (3 + 1)  # chunk × (jobs + 1), the chunk taken included
+
+
+# The parent's loop (clparse.parse_jobs.parse_parallel) with a stand-in parser: when everything sent has
+# come back and been handed on while the window was full, it must send more at once, not wait on workers
+# that hold nothing (it waited 5 s there, found by review: the shrinking tail made it reachable).
+
+
+@dataclass
+class _Options:
+    beam: int = 1
+
+
+class _Model:
+    label_thetas = None
+    theta = 3.0
+
+
+class _StandInParser:
+    source = "/nonexistent.sqlite"
+    model = _Model()
+    options = _Options()
+
+    def parse(self, sentence: list[str]) -> str:
+        time.sleep(0.2 if sentence[0] == "slow" else 0.0)
+        return sentence[0]
+
+
+def test_the_parent_never_waits_on_workers_that_hold_no_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
+    import clparse.parse_jobs as jobs
+
+    monkeypatch.setattr(jobs, "plain", lambda result: result)  # the stand-in's results are plain already
+    monkeypatch.setattr(jobs, "rebuilt", lambda payload: payload)
+    idle_waits: list[int] = []
+    real_wait = jobs.wait
+
+    def watched(objects: list[Any], timeout: float | None = None) -> list[Any]:
+        if not any(isinstance(o, Connection) for o in objects):  # only the workers' sentinels
+            idle_waits.append(len(objects))
+        ready = real_wait(objects, timeout)
+        time.sleep(0.02)  # a parent slow to wake: a worker's next results arrive with the ones that woke it
+        return ready
+
+    monkeypatch.setattr(jobs, "wait", watched)
+    # sentence 280 of 300 is slow: the other worker empties the window meanwhile (the reviewer's case)
+    data = [(["slow" if i == 280 else f"w{i}"], i) for i in range(300)]
+    out = list(jobs.parse_parallel(_StandInParser(), iter(data), 2, chunk=32, start="fork"))
+    assert [extra for _, extra in out] == list(range(300))
+    assert idle_waits == []

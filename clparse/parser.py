@@ -49,7 +49,7 @@ if TYPE_CHECKING:  # the tagger's modules read the database through SQLAlchemy: 
 lean_cache_loads()  # before the first compiled call: cached kernels load without numba's compiler registries
 
 
-escape = escape_brackets  # the name the API and the tests know
+escape = escape_brackets  # its old name here, kept for callers of clparse.parser.escape
 
 
 def _checked(token: str, what: str) -> str:
@@ -205,7 +205,7 @@ class Parser:
         alternatives = getattr(self.tagger, "alternatives", None)
         if alternatives is None:
             return [self.tag(sentence)]
-        words = [escape(_checked(w, "word")) for w in tokens]
+        words = [escape_brackets(_checked(w, "word")) for w in tokens]
         return [list(zip(words, tags)) for tags in alternatives(words, count)]
 
     def tag(self, sentence: Sentence) -> list[tuple[str, str]]:
@@ -216,8 +216,9 @@ class Parser:
             return []
         if isinstance(tokens[0], tuple):
             # a tag "(" (PTB .pos files) is spelled -LRB- as the treebank does: bare, it breaks the tree
-            return [(escape(_checked(str(w), "word")), escape(_checked(str(t), "tag"))) for w, t in tokens]
-        words = [escape(_checked(w, "word")) for w in tokens]
+            return [(escape_brackets(_checked(str(w), "word")), escape_brackets(_checked(str(t), "tag")))
+                    for w, t in tokens]
+        words = [escape_brackets(_checked(w, "word")) for w in tokens]
         if self.tagger is None:
             raise ConfigurationError("this database has no tagger (prepare it again with this clparse "
                                      "version); give tagged input (word/TAG) instead")

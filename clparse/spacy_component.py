@@ -129,7 +129,7 @@ def _unpickle(settings: Dict[str, Any], name: str) -> ClparseComponent:
 def word(text: str) -> str:
     """A spaCy token's word for the parser: white space inside a token (``Doc(words=["New York"])``) as
     ``_``, which PTB text cannot hold. (The parser spells parentheses -LRB-/-RRB- itself:
-    :func:`clparse.parser.escape`, as for every untagged input.)"""
+    :func:`clparse.read.tree.escape_brackets`, as for every untagged input.)"""
     return "_".join(text.split())
 
 

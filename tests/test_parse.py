@@ -342,3 +342,11 @@ def test_parse_document_keeps_order_and_draws_progress_only_when_asked(
     results = parser.parse_document(sentences)
     assert [str(r.tree) for r in results] == [str(parser.parse(s).tree) for s in sentences]
     assert capsys.readouterr().err == ""  # stderr is not a terminal here: no progress line
+
+
+def test_the_command_line_and_the_library_share_the_search_limit() -> None:
+    # written twice: the command line's options must not import the parser's module (numba) for --help
+    from clparse import parser
+    from clparse.cli import options
+
+    assert options.SEARCH_LIMIT == parser.SEARCH_LIMIT

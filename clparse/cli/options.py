@@ -186,7 +186,8 @@ SEED = click.IntRange(min=0)
 #: significant, at 3× its speed on all lengths (37.3 against 12.2 sentences per CPU second) and within
 #: 300 MB (README, "Parse speed").
 PARSE_BEAM = 100
-#: clparse.parser.SEARCH_LIMIT (not imported: the parser's module loads numba, --help must not).
+#: clparse.parser.SEARCH_LIMIT, written again because the parser's module loads numba and --help must not
+#: (tests/test_parse.py holds the two equal).
 SEARCH_LIMIT = 2**31 - 1
 #: The beam of calibration: its settings are stored with each calibration and a resumed sweep must meet
 #: the same ones, so it stays where calibrations were started.

@@ -86,7 +86,7 @@ def test_empty_and_blank_text():
 ALPHABET = st.sampled_from(
     list("abcxyzABCXYZ0123456789 .,;:!?'\"()[]{}-–—/&$%#@*+=<>_`~^|\\") + list("“”‘’„«»…")
     + list("éüñßçøÆŒ") + ["\n", "\n\n", "\t", "\r\n", "\u00a0", "n't", "'s", "Dr.", "U.S.", "etc.", "--",
-                          ":)", "):", "e-mail", "non-", "3.5"]
+                          ":)", "):", "e-mail", "non-", "3.5", "😀", "🏽", "\u200d", "🇺", "\ufe0f", "\u0301"]
 )
 TEXT = st.lists(ALPHABET, max_size=80).map("".join)
 
@@ -151,3 +151,58 @@ def test_parse_command_takes_running_text(trained_db: Path) -> None:
     assert done.exit_code == 0, done.output
     trees = [line for line in done.stdout.splitlines() if line.startswith("(ROOT")]
     assert len(trees) == 2 and "barked" in trees[0] and "slept" in trees[1]
+
+
+# ------------------------------------------------------------------- review: line ends, BOM, surrogates
+
+def test_lone_carriage_returns_end_lines_and_paragraphs(tmp_path: Path) -> None:
+    """A file with CR line ends (classic Mac) was read as one line: every sentence of ``--input-format
+    tokens`` or ``tag`` became one, and a blank line did not end a paragraph of text."""
+    from clparse.read.sentences import read_sentences
+
+    tokens = tmp_path / "cr.tok"
+    tokens.write_bytes(b"The dog barked .\rIt slept .\r\nOK .\r")
+    assert list(read_sentences([str(tokens)], "tokens")) == [
+        ["The", "dog", "barked", "."], ["It", "slept", "."], ["OK", "."]]
+    text = tmp_path / "cr.txt"
+    text.write_bytes(b"Introduction\r\rThe dog barked.\r")
+    assert list(read_sentences([str(text)], "text")) == [["Introduction"], ["The", "dog", "barked", "."]]
+
+
+def test_parse_text_drops_a_leading_byte_order_mark(trained_db: Path) -> None:
+    """``open(path, encoding="utf-8").read()`` keeps a file's BOM: it was glued to the first word (and tagged
+    as part of it); now it is skipped as every file reader skips it, and offsets still point into the text."""
+    from clparse.parser import Parser
+
+    parser = Parser.from_db(trained_db, theta=3, beam=2, tag_alternatives=0)
+    text = "\ufeffThe dog barked. It slept."
+    with_bom, without = parser.parse_text(text), parser.parse_text(text[1:])
+    assert [str(r.tree) for r in with_bom] == [str(r.tree) for r in without]
+    assert with_bom[0].text == ["The", "dog", "barked", "."]
+    for result in with_bom:
+        assert [text[s:e] for s, e in result.offsets] == result.text
+    assert with_bom[0].offsets[0] == (1, 4)
+
+
+def test_parse_text_refuses_lone_surrogates_with_one_error(trained_db: Path) -> None:
+    from clparse.errors import ParameterError
+    from clparse.parser import Parser
+
+    parser = Parser.from_db(trained_db, theta=3, beam=2)
+    with pytest.raises(ParameterError, match="character 4 .* lone surrogate"):
+        parser.parse_text("The \udcffdog barked.")
+
+
+def test_emoji_sequences_are_one_token_and_end_sentences() -> None:
+    """spaCy cut emoji sequences apart (a skin tone, a family's zero-width joiners and a flag's letters as
+    tokens of their own: invisible words), and syntok glued an emoji to the period after it, so the
+    sentence did not end there."""
+    text = "Great 👍🏽 job 👨\u200d👩\u200d👧 here 🇺🇸🇫🇷! Nice ☺\ufe0f day 😀. Done. 😀 Next one."
+    sentences = split_text(text)
+    assert words(sentences) == [
+        ["Great", "👍🏽", "job", "👨\u200d👩\u200d👧", "here", "🇺🇸", "🇫🇷", "!"],
+        ["Nice", "☺\ufe0f", "day", "😀", "."],
+        ["Done", "."],
+        ["😀", "Next", "one", "."],
+    ]
+    check_offsets(text, sentences)

@@ -28,6 +28,7 @@ lies inside a token (tests/test_text_input.py checks this on arbitrary text with
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -135,12 +136,41 @@ def _tokenizer() -> Any:
     return tokenizer
 
 
+_ZWJ = "\u200d"
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def _continues_cluster(char: str) -> bool:
+    """Whether ``char`` only modifies the character before it (one symbol on screen): a combining mark or
+    keycap, a variation selector, a skin-tone modifier, a tag character (subdivision flags) or a
+    zero-width joiner."""
+    code = ord(char)
+    return (char == _ZWJ or unicodedata.category(char) in ("Mn", "Me") or 0x1F3FB <= code <= 0x1F3FF
+            or 0xE0020 <= code <= 0xE007F)
+
+
+def _regional(char: str) -> bool:
+    return 0x1F1E6 <= ord(char) <= 0x1F1FF  # two of them are one flag
+
+
+def _is_symbol(char: str) -> bool:
+    """An emoji or a symbol like it (or a part of one's sequence)."""
+    category, code = unicodedata.category(char), ord(char)
+    return (category in ("So", "Me") or (category == "Sk" and code > 0x2000) or char == _ZWJ
+            or 0xFE00 <= code <= 0xFE0F or 0xE0020 <= code <= 0xE007F)  # not ^ or `: Sk too, in ASCII
+
+
 def _sentence_starts(paragraph: str) -> list[int]:
     """Where syntok starts each sentence of a paragraph (offsets into it)."""
     try:
         import syntok.segmenter as segmenter  # type: ignore[import-untyped]
     except ImportError as error:  # pragma: no cover - depends on the environment
         raise ImportError("text input needs spaCy and syntok: pip install 'clparse[text]'") from error
+    # syntok's tokenizer glues an emoji to the punctuation after it ("😀."), so it found no sentence end
+    # there, nor one before it ("Done. 😀 Next"): it sees a digit instead (one character for one, so
+    # offsets hold; a letter would read as an initial or as a lower-case start).
+    if not paragraph.isascii():
+        paragraph = _NON_ASCII.sub(lambda m: "0" if _is_symbol(m.group()) else m.group(), paragraph)
     starts = []
     for part in segmenter.analyze(paragraph):
         for sentence in part:
@@ -158,6 +188,24 @@ def _raw_tokens(paragraph: str) -> list[tuple[int, int]]:
         for m in re.finditer(r"\S+", token.text):
             spans.append((start + m.start(), start + m.end()))
     return spans
+
+
+def _join_clusters(paragraph: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Tokens as the symbols a reader sees: spaCy cuts emoji sequences apart (``👍`` ``🏽``, a family's
+    zero-width joiners as tokens of their own, a flag's two letters, a variation selector alone), which
+    gave invisible words and one picture as several."""
+    out: list[tuple[int, int]] = []
+    for s, e in spans:
+        if out and out[-1][1] == s:
+            before, first = paragraph[s - 1], paragraph[s]
+            run = 0  # regional indicators ending the token before: an odd count leaves a flag open
+            while run < s - out[-1][0] and _regional(paragraph[s - 1 - run]):
+                run += 1
+            if _continues_cluster(first) or before == _ZWJ or (run % 2 == 1 and _regional(first)):
+                out[-1] = (out[-1][0], e)
+                continue
+        out.append((s, e))
+    return out
 
 
 def _fix_hyphens(paragraph: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -228,7 +276,7 @@ def split_paragraph(paragraph: str, offset: int = 0, quotes: str = "ptb") -> lis
     flat = _WHITE.sub(" ", paragraph)  # one character for one: offsets hold
     if not flat.strip():
         return []
-    spans = _fix_hyphens(flat, _raw_tokens(flat))
+    spans = _fix_hyphens(flat, _join_clusters(flat, _raw_tokens(flat)))
     # A sentence starts at the first token at or after each of syntok's sentence starts.
     starts = sorted(_sentence_starts(flat))
     sentences: list[TextSentence] = []

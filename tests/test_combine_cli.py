@@ -5,8 +5,10 @@ parses as that member, the combination is plain SQL, and known brackets are kept
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
+import apsw
 import pytest
 from click.testing import CliRunner
 
@@ -15,6 +17,15 @@ from clparse.combine.run import MemberSpec, fit_members
 from clparse.data import sample_path
 from clparse.evaluate import evaluate
 from clparse.read import format_tree, parse_tree, read_trees
+from tests.conftest import backup_database
+
+
+def apsw_write(db: Path, statement: str) -> None:
+    connection = apsw.Connection(str(db))
+    try:
+        connection.execute(statement)
+    finally:
+        connection.close()
 
 
 def run(*args: str, input: str | None = None) -> tuple[int, str, str]:
@@ -129,3 +140,79 @@ def test_constraints_that_cannot_hold_are_one_error_line(trained_db: Path, tmp_p
     assert code == 1, err
     error = [line for line in err.splitlines() if line.startswith("Error:")]
     assert len(error) == 1 and message in error[0], err
+
+
+def test_a_ptb_member_of_other_sentences_is_one_error_line(trained_db: Path, dev_file: Path,
+                                                           tmp_path: Path) -> None:
+    """Parses of other sentences (shifted by one, or one word off) were a traceback from the vote count or,
+    with as many words, counted silently as votes for the dev sentences."""
+    gold = list(read_trees(dev_file))
+    shifted = tmp_path / "shifted.ptb"
+    shifted.write_text("".join(format_tree(t) + "\n" for t in gold[1:] + gold[:1]), encoding="utf-8")
+    changed = parse_tree(format_tree(gold[2]))
+    first = next(iter(changed.preterminals()))
+    first.word = "Zebra"
+    one_off = tmp_path / "one_off.ptb"
+    one_off.write_text("".join(format_tree(t) + "\n" for t in [*gold[:2], changed, *gold[3:]]),
+                       encoding="utf-8")
+    for member, message in ((shifted, "tree 1 is not a parse of dev sentence 1"),
+                            (one_off, "tree 3 is not a parse of dev sentence 3")):
+        out = tmp_path / f"{member.stem}.sqlite"
+        code, _, err = run("combine", "--member", f"{trained_db}@3", "--ptb-member", str(member), "--dev",
+                           str(dev_file), "--kbest", "2", "--beam", "5", "--max-evaluations", "10", "--out",
+                           str(out))
+        assert code == 1, err
+        assert err.startswith("Error: ") and len(err.strip().splitlines()) == 1 and message in err, err
+        assert "'Zebra'" in err or member is shifted
+        assert not out.exists()
+
+
+def test_a_member_calibrated_or_replaced_since_the_fit_is_refused(copy_trained_db: Callable[[], Path],
+                                                                  trained_db: Path, dev_file: Path,
+                                                                  tmp_path: Path) -> None:
+    """A member at @best that is calibrated again parsed silently at its new Θ̂, with λ, ρ, τ fitted for
+    another model; a member file replaced by another run parsed silently too."""
+    member = copy_trained_db()
+    assert run("calibrate", "--db", str(member), "--thetas", "8", "--beam", "1")[0] == 0
+    combo = tmp_path / "combo.sqlite"
+    fit_members([MemberSpec("clparse", member, "best")], [dev_file], combo, k=2, beam=5, max_evaluations=10,
+                progress=False)
+    assert run("parse", "--db", str(combo), input="The dog barked .\n")[0] == 0
+    assert run("calibrate", "--db", str(member), "--thetas", "4", "--beam", "2")[0] == 0  # the latest best
+    code, out, err = run("parse", "--db", str(combo), input="The dog barked .\n")
+    assert code == 1 and out == "", err
+    assert "changed since the combination was fitted (Θ̂ best is now 4, was 8)" in err
+    assert len(err.strip().splitlines()) == 1
+    other = tmp_path / "other.sqlite"
+    backup_database(trained_db, other)
+    fit_members([MemberSpec("clparse", other, "5")], [dev_file], combo, k=2, beam=5, max_evaluations=10,
+                progress=False)
+    assert run("parse", "--db", str(combo), input="The dog barked .\n")[0] == 0
+    apsw_write(other, "UPDATE runs SET input_digest = 'another run'")  # another run put at its path
+    code, out, err = run("parse", "--db", str(combo), input="The dog barked .\n")
+    assert code == 1 and "since the combination was fitted (it holds another training run)" in err, err
+
+
+def test_a_combination_keeps_one_line_per_sentence_and_warns_of_flat_trees(trained_db: Path,
+                                                                          dev_file: Path,
+                                                                          tmp_path: Path) -> None:
+    """With K > 1 stored, an empty line was written as a k-best list ('nan<TAB>(ROOT)' and an empty line:
+    the output no longer lined up with the input), and a sentence every member gave a flat tree (too long,
+    no parse keeping the brackets) got it without a warning, counted as parsed."""
+    combo = tmp_path / "combo.sqlite"
+    fit_members([MemberSpec("clparse", trained_db, "3")], [dev_file], combo, k=2, beam=5, max_evaluations=10,
+                progress=False)
+    code, out, err = run("parse", "--db", str(combo), input="The dog barked .\n\nA cat .\n")
+    assert code == 0, err
+    assert len(out.splitlines()) == 3 and out.splitlines()[1] == "(ROOT)", out
+    code, out, err = run("parse", "--db", str(combo), "--max-words", "3",
+                         input="The dog barked at the cat .\n")
+    assert code == 0 and out.count("\n") == 1 and not out.startswith("nan"), out
+    assert "warning: sentence 1: flat tree (longer than 3 tokens)" in err and "1 flat fallback(s)" in err
+    constraints = tmp_path / "c.jsonl"
+    constraints.write_text('{"complete": true}\n', encoding="utf-8")  # nothing but ROOT may be built
+    code, out, err = run("parse", "--db", str(combo), "--format", "json", "--constraints", str(constraints),
+                         input="The dog barked .\n")
+    assert code == 0, err
+    assert json.loads(out)["fallback"].startswith("no parse keeps the brackets")
+    assert "1 flat fallback(s)" in err

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from clparse.evaluate.evalb import evaluate
 from clparse.output import ParseResult
 from clparse.parser import Parser, Sentence
 from clparse.preprocess import sentence_length
+from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG
 from clparse.progress import Progress
 from clparse.read import Tree, read_trees
 from clparse.search.brackets import Brackets
@@ -74,6 +75,53 @@ def scored(result: ParseResult) -> list[Scored]:
     return [(t.tree, t.score if t.score is not None else NO_SCORE) for t in result.trees]
 
 
+def _words(tree: Tree) -> list[str]:
+    return [w for w, t in tree.tagged_words() if t != EMPTY_ELEMENT_TAG]
+
+
+def ptb_lists(source: Path, gold: Sequence[Tree]) -> list[list[Scored]]:
+    """Another parser's trees of the dev sentences, one per gold tree and with its words, as one-tree
+    lists; anything else is one error naming the file and tree (votes of other sentences would be
+    counted silently, or fail deep in the vote count)."""
+    trees = list(read_trees(source))
+    if len(trees) != len(gold):
+        raise ConfigurationError(f"{source}: {len(trees)} trees for {len(gold)} dev sentences (one parse per "
+                                 "dev sentence, in order)")
+    for number, (tree, reference) in enumerate(zip(trees, gold), 1):
+        mine, theirs = _words(tree), _words(reference)
+        if mine != theirs:
+            at = next((i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b),
+                      min(len(mine), len(theirs)))
+            raise ConfigurationError(
+                f"{source}: tree {number} is not a parse of dev sentence {number}: {len(mine)} words against "
+                f"{len(theirs)}, first difference at word {at + 1} ({_shown(mine, at)} against "
+                f"{_shown(theirs, at)}); one parse per dev sentence, in order, over its words")
+    return [[(tree, 0.0)] for tree in trees]
+
+
+def _shown(words: list[str], at: int) -> str:
+    return repr(words[at]) if at < len(words) else "the end"
+
+
+def _theta(value: float | dict[str, float]) -> str:
+    return "per label" if isinstance(value, dict) else f"{value:g}"
+
+
+def fingerprint(parser: Parser) -> dict[str, Any]:
+    """What a clparse member parsed the dev set with: its run, the Θ̂ it rebuilt at ("best" resolved) and the
+    model's size. A combination's λ, ρ and τ fit this model; another one is refused at parse time."""
+    from clparse.store import reading
+
+    model = parser.model
+    assert parser.source is not None
+    with Database(parser.source, readonly=True).raw() as connection:
+        run_id, _ = reading.run(connection, parser.source)
+        digest = connection.execute("SELECT input_digest FROM runs WHERE id = ?", (run_id,)).fetchone()
+    assert digest is not None  # reading.run found the row
+    return {"run": str(digest[0]), "splits": int(model.splits),
+            "theta": dict(sorted(model.label_thetas.items())) if model.label_thetas else float(model.theta)}
+
+
 def fit_members(members: Sequence[MemberSpec], dev_files: Sequence[str | Path], out: str | Path, *,
                 k: int = 10, beam: int = 1000, max_words: int = 0, max_evaluations: int = 400,
                 progress: bool = True, echo: Callable[[str], object] = lambda _: None) -> FitReport:
@@ -92,15 +140,14 @@ def fit_members(members: Sequence[MemberSpec], dev_files: Sequence[str | Path], 
     if not gold:
         raise ConfigurationError("no dev sentences (check --dev and --max-words)")
     lists: list[list[list[Scored]]] = []
+    fitted_with: list[dict[str, Any] | None] = []
     for number, member in enumerate(members, 1):
         if member.kind == "ptb":
-            trees = list(read_trees(member.source))
-            if len(trees) != len(gold):
-                raise ConfigurationError(f"{member.source}: {len(trees)} trees for {len(gold)} dev sentences "
-                                         "(one parse per dev sentence, in order)")
-            lists.append([[(tree, 0.0)] for tree in trees])
+            lists.append(ptb_lists(member.source, gold))
+            fitted_with.append(None)
             continue
         parser = Parser.from_db(member.source, theta=parsed_theta(member.theta), beam=beam, kbest=k)
+        fitted_with.append(fingerprint(parser))
         lists.append(member_lists(parser, gold, f"member {number}/{len(members)}", progress))
     singles = [evaluate(gold, [sentence[0][0] for sentence in member]).all.f1 for member in lists]
     echo("members' dev F1: " + ", ".join(f"{f:.2f}" for f in singles) + f"; fitting on {len(gold)} sentences")
@@ -109,7 +156,8 @@ def fit_members(members: Sequence[MemberSpec], dev_files: Sequence[str | Path], 
     c = fitted.combination
     stored = combinations.StoredCombination(
         k, beam, c.threshold, c.temperature, fitted.f1, len(gold),
-        {"files": [str(Path(f).resolve()) for f in dev_files], "max_words": max_words, "tags": "gold"},
+        {"files": [str(Path(f).resolve()) for f in dev_files], "max_words": max_words, "tags": "gold",
+         "members": fitted_with},
         fitted.evaluations, time.monotonic() - started, clparse.__version__,
         tuple(combinations.StoredMember(m.kind, str(m.source.resolve()),
                                         m.theta if m.kind == "clparse" else None, w, f)
@@ -142,6 +190,17 @@ class CombinedParser:
         options = {**options, "beam": stored.beam, "kbest": stored.k}
         members = [Parser.from_db(m.source, theta=parsed_theta(m.theta),
                                   **options) for m in stored.members]
+        fitted_with = stored.dev.get("members")  # absent in combinations stored before it was kept
+        for member, parser_of, then in zip(stored.members, members, fitted_with or []):
+            now = fingerprint(parser_of)
+            if then is not None and now != then:
+                changed = next(key for key in ("run", "theta", "splits") if now.get(key) != then.get(key))
+                what = {"run": "it holds another training run",
+                        "theta": f"Θ̂ {member.theta} is now {_theta(now['theta'])}, "
+                                 f"was {_theta(then['theta'])}",
+                        "splits": f"its model at Θ̂ has {now['splits']} splits, had {then['splits']}"}[changed]
+                raise ConfigurationError(f"{db}: member {member.source} changed since the combination was "
+                                         f"fitted ({what}): fit it again with `clparse combine`")
         parser = cls(stored, members)
         parser.source = Path(db)
         return parser
@@ -165,13 +224,15 @@ class CombinedParser:
         """Every member's K-best list of the sentence (each keeping ``brackets``), combined."""
         results = [member.parse_tagged(tagged, source, brackets) for member in self.members]
         lead = results[self.lead]
-        if not lead.tagged:
-            return lead
+        if not lead.tagged or all(r.fallback is not None for r in results):
+            # its flat tree says why (warned and counted), as a single parser's does; one tree, as always
+            return replace(lead, kbest=1)
         votes = collect([scored(result) for result in results])
         omega = self.combination.omega(votes)
         chosen = choose(votes, omega, self.combination.threshold)
         tree = combined_tree(votes, chosen, omega, np.array(self.combination.member_weights))
-        return ParseResult(tree, lead.tagged, None, sum(r.pops for r in results))
+        completion = next((r.completion for r in results if r.completion is not None), None)
+        return ParseResult(tree, lead.tagged, None, sum(r.pops for r in results), completion)
 
 
 def open_combined(db: str | Path, **options: Any) -> CombinedParser:

@@ -216,3 +216,16 @@ def test_a_combination_keeps_one_line_per_sentence_and_warns_of_flat_trees(train
     assert code == 0, err
     assert json.loads(out)["fallback"].startswith("no parse keeps the brackets")
     assert "1 flat fallback(s)" in err
+
+
+def test_an_uncalibrated_member_at_best_says_how_to_name_its_theta(trained_db: Path, dev_file: Path,
+                                                                   tmp_path: Path) -> None:
+    """The parser's advice for an uncalibrated database is `--theta X`, which combine does not take: a
+    combination names a member's Θ̂ as RUN.sqlite@THETA."""
+    out = tmp_path / "combo.sqlite"
+    code, _, err = run("combine", "--member", str(trained_db), "--member", f"{trained_db}@3", "--dev",
+                       str(dev_file), "--kbest", "2", "--beam", "5", "--max-evaluations", "10",
+                       "--out", str(out))
+    assert code == 1 and len(err.strip().splitlines()) == 1, err
+    assert "not calibrated yet" in err and f"--member {trained_db}@THETA" in err and "--theta" not in err, err
+    assert not out.exists()

@@ -71,6 +71,28 @@ def parsed_theta(theta: str | None) -> float | str:
     return "best" if theta in (None, "best") else float(theta)  # type: ignore[arg-type]
 
 
+def open_member(source: Path, theta: str | None, hint: str, **options: Any) -> Parser:
+    """A clparse member's parser at its Θ̂. An uncalibrated member at ``best`` says how to name a Θ̂ for a
+    combination (``hint``) instead of the parser's own advice, ``--theta X``, which combinations refuse."""
+    at = parsed_theta(theta)
+    try:
+        return Parser.from_db(source, theta=at, **options)
+    except ConfigurationError:
+        if at == "best" and not _calibrated(source):
+            raise ConfigurationError(f"{source}: not calibrated yet; run `clparse calibrate --db {source}`, "
+                                     f"{hint}") from None
+        raise
+
+
+def _calibrated(source: Path) -> bool:
+    from clparse.store.calibration import Calibrations
+
+    try:
+        return Calibrations(source).latest_best() is not None
+    except Exception:  # unreadable: the parser's own error says why
+        return True
+
+
 def scored(result: ParseResult) -> list[Scored]:
     return [(t.tree, t.score if t.score is not None else NO_SCORE) for t in result.trees]
 
@@ -146,7 +168,8 @@ def fit_members(members: Sequence[MemberSpec], dev_files: Sequence[str | Path], 
             lists.append(ptb_lists(member.source, gold))
             fitted_with.append(None)
             continue
-        parser = Parser.from_db(member.source, theta=parsed_theta(member.theta), beam=beam, kbest=k)
+        parser = open_member(member.source, member.theta, f"or name a Θ̂: --member {member.source}@THETA",
+                             beam=beam, kbest=k)
         fitted_with.append(fingerprint(parser))
         lists.append(member_lists(parser, gold, f"member {number}/{len(members)}", progress))
     singles = [evaluate(gold, [sentence[0][0] for sentence in member]).all.f1 for member in lists]
@@ -188,8 +211,8 @@ class CombinedParser:
             raise ConfigurationError(f"{db}: member {foreign[0]} is another parser's trees (a file): such a "
                                      "combination can be fitted and evaluated, not parse new text")
         options = {**options, "beam": stored.beam, "kbest": stored.k}
-        members = [Parser.from_db(m.source, theta=parsed_theta(m.theta),
-                                  **options) for m in stored.members]
+        members = [open_member(Path(m.source), m.theta, "or fit the combination again with a Θ̂ named: "
+                               f"--member {m.source}@THETA", **options) for m in stored.members]
         fitted_with = stored.dev.get("members")  # absent in combinations stored before it was kept
         for member, parser_of, then in zip(stored.members, members, fitted_with or []):
             now = fingerprint(parser_of)

@@ -27,6 +27,15 @@ class ConfigurationError(ClparseError):
     """An option value is out of range or inconsistent with stored state."""
 
 
+class NotCalibratedError(ConfigurationError):
+    """Θ̂ "best" was asked of a database with no calibration; ``path`` names it (callers that name a Θ̂
+    otherwise than ``--theta``, such as a combination's members, give their own advice)."""
+
+    def __init__(self, path: object, message: str) -> None:
+        self.path = path
+        super().__init__(message)
+
+
 class LabelClaimedError(ClparseError):
     """A label is being trained by another live process (a second trainer leaves it alone)."""
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -249,11 +249,11 @@ class Parser:
             raise ParameterError("text", f"character {exc.start} ({text[exc.start]!r}) is a lone surrogate, "
                                  "not text (bytes decoded with errors='surrogateescape'?)") from None
         # A byte-order mark first (a file read as "utf-8", not "utf-8-sig") is not text, as in every file
-        # clparse reads; it used to be glued to the first word. Offsets still point into ``text``.
-        skip = 1 if text.startswith("\ufeff") else 0
-        sentences = text_sentences(io.StringIO(text[skip:], newline=""))
-        return [self.parse(replace(sentence, offsets=tuple((s + skip, e + skip) for s, e in sentence.offsets))
-                           if skip else sentence) for sentence in sentences]
+        # clparse reads; it used to be glued to the first word. Read as a space: one character for one, so
+        # the offsets still point into ``text``.
+        if text.startswith("\ufeff"):
+            text = " " + text[1:]
+        return [self.parse(sentence) for sentence in text_sentences(io.StringIO(text, newline=""))]
 
     def parse_many(self, sentences: Iterable[Sentence]) -> Iterator[ParseResult]:
         for sentence in sentences:

@@ -78,6 +78,15 @@ def damage(db: Path, table: str) -> None:
         handle.write(bytes([0x5A]) * page_size)
 
 
+def write_sql(db: Path, statement: str) -> None:
+    """Run one SQL statement on ``db`` behind clparse's back (to damage or alter a database on purpose)."""
+    connection = apsw.Connection(str(db))
+    try:
+        connection.execute(statement)
+    finally:
+        connection.close()
+
+
 def backup_database(source: Path, target: Path) -> Path:
     """Copy ``source`` to ``target`` with SQLite's backup API (both plain paths)."""
     reader = apsw.Connection(str(source), flags=apsw.SQLITE_OPEN_READONLY)

@@ -8,7 +8,6 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-import apsw
 import pytest
 from click.testing import CliRunner
 
@@ -17,15 +16,7 @@ from clparse.combine.run import MemberSpec, fit_members
 from clparse.data import sample_path
 from clparse.evaluate import evaluate
 from clparse.read import format_tree, parse_tree, read_trees
-from tests.conftest import backup_database
-
-
-def apsw_write(db: Path, statement: str) -> None:
-    connection = apsw.Connection(str(db))
-    try:
-        connection.execute(statement)
-    finally:
-        connection.close()
+from tests.conftest import backup_database, write_sql
 
 
 def run(*args: str, input: str | None = None) -> tuple[int, str, str]:
@@ -188,7 +179,7 @@ def test_a_member_calibrated_or_replaced_since_the_fit_is_refused(copy_trained_d
     fit_members([MemberSpec("clparse", other, "5")], [dev_file], combo, k=2, beam=5, max_evaluations=10,
                 progress=False)
     assert run("parse", "--db", str(combo), input="The dog barked .\n")[0] == 0
-    apsw_write(other, "UPDATE runs SET input_digest = 'another run'")  # another run put at its path
+    write_sql(other, "UPDATE runs SET input_digest = 'another run'")  # another run put at its path
     code, out, err = run("parse", "--db", str(combo), input="The dog barked .\n")
     assert code == 1 and "since the combination was fitted (it holds another training run)" in err, err
 

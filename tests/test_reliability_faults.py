@@ -14,14 +14,13 @@ import signal
 from pathlib import Path
 from typing import Any
 
-import apsw
 import pytest
 from click.testing import CliRunner, Result
 
 from clparse.cli import main
 from clparse.errors import DatabaseError, ParameterError
 from clparse.store.database import DAMAGED
-from tests.conftest import read_rows
+from tests.conftest import read_rows, write_sql
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -144,17 +143,9 @@ def test_damage_mid_training_is_one_line_on_the_command_line(db_copy: Path, unch
 # ----------------------------------------------------------------------------- 8. text that is not UTF-8
 
 
-def break_text(db: Path, sql: str) -> None:
-    connection = apsw.Connection(str(db))
-    try:
-        connection.execute(sql)
-    finally:
-        connection.close()
-
-
 @pytest.mark.parametrize("command", [("status",), ("train", "--max-iterations", "30")])
 def test_text_that_is_not_utf8_is_one_line(db_copy: Path, command: tuple[str, ...]) -> None:
-    break_text(db_copy, "UPDATE labels SET name = CAST(X'fffe' AS TEXT) WHERE name = 'PP'")
+    write_sql(db_copy, "UPDATE labels SET name = CAST(X'fffe' AS TEXT) WHERE name = 'PP'")
     result = cli(*command, "--db", db_copy)
     assert result.exit_code == 1, result.output
     assert_one_error_line(result, str(db_copy), "not UTF-8")

@@ -21,7 +21,7 @@ import clparse
 from clparse.combine.fit import Combination, dev_sentence, fit
 from clparse.combine.select import choose, combined_tree
 from clparse.combine.votes import Scored, collect
-from clparse.errors import ConfigurationError
+from clparse.errors import ConfigurationError, NotCalibratedError
 from clparse.evaluate.evalb import evaluate
 from clparse.output import ParseResult
 from clparse.parser import Parser, Sentence
@@ -32,6 +32,7 @@ from clparse.read import Tree, read_trees
 from clparse.search.brackets import Brackets
 from clparse.store import combinations
 from clparse.store.database import Database, init_database
+from clparse.store.runs import Runs
 
 NO_SCORE = -1e9  # a flat fallback tree's score: its share of a list with any real tree is nil
 
@@ -74,23 +75,11 @@ def parsed_theta(theta: str | None) -> float | str:
 def open_member(source: Path, theta: str | None, hint: str, **options: Any) -> Parser:
     """A clparse member's parser at its Θ̂. An uncalibrated member at ``best`` says how to name a Θ̂ for a
     combination (``hint``) instead of the parser's own advice, ``--theta X``, which combinations refuse."""
-    at = parsed_theta(theta)
     try:
-        return Parser.from_db(source, theta=at, **options)
-    except ConfigurationError:
-        if at == "best" and not _calibrated(source):
-            raise ConfigurationError(f"{source}: not calibrated yet; run `clparse calibrate --db {source}`, "
-                                     f"{hint}") from None
-        raise
-
-
-def _calibrated(source: Path) -> bool:
-    from clparse.store.calibration import Calibrations
-
-    try:
-        return Calibrations(source).latest_best() is not None
-    except Exception:  # unreadable: the parser's own error says why
-        return True
+        return Parser.from_db(source, theta=parsed_theta(theta), **options)
+    except NotCalibratedError:
+        raise NotCalibratedError(source, f"{source}: not calibrated yet; run `clparse calibrate --db "
+                                          f"{source}`, {hint}") from None
 
 
 def scored(result: ParseResult) -> list[Scored]:
@@ -132,15 +121,11 @@ def _theta(value: float | dict[str, float]) -> str:
 def fingerprint(parser: Parser) -> dict[str, Any]:
     """What a clparse member parsed the dev set with: its run, the Θ̂ it rebuilt at ("best" resolved) and the
     model's size. A combination's λ, ρ and τ fit this model; another one is refused at parse time."""
-    from clparse.store import reading
-
-    model = parser.model
     assert parser.source is not None
-    with Database(parser.source, readonly=True).raw() as connection:
-        run_id, _ = reading.run(connection, parser.source)
-        digest = connection.execute("SELECT input_digest FROM runs WHERE id = ?", (run_id,)).fetchone()
-    assert digest is not None  # reading.run found the row
-    return {"run": str(digest[0]), "splits": int(model.splits),
+    found = Runs(parser.source).existing()
+    assert found is not None  # the parser was rebuilt from this run
+    model = parser.model
+    return {"run": found[1], "splits": int(model.splits),
             "theta": dict(sorted(model.label_thetas.items())) if model.label_thetas else float(model.theta)}
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from clparse.errors import ConfigurationError
+from clparse.errors import ConfigurationError, NotCalibratedError
 from clparse.features.space import FeatureConfig, FeatureKey
 from clparse.forest import Forest
 from clparse.preprocess.vocabulary import Vocabulary
@@ -201,8 +201,8 @@ def best_theta(db: Database | str | Path) -> Thetas:
     store = Calibrations(database)
     found = store.latest_best()
     if found is None:
-        raise ConfigurationError(f"{database.path}: not calibrated yet; run `clparse calibrate --db "
-                                 f"{database.path}` or give --theta X")
+        raise NotCalibratedError(database.path, f"{database.path}: not calibrated yet; run "
+                                 f"`clparse calibrate --db {database.path}` or give --theta X")
     per_label = store.per_label_thetas(found[0])
     return per_label if per_label is not None else found[1]
 

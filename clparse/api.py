@@ -37,7 +37,8 @@ if TYPE_CHECKING:  # the heavy modules load when a function needs them
 
 PathLike = str | Path
 Echo = Callable[[str], object]
-TEMPLATE_NAMES = ("child-extra", "head-of-child", "context-exists", "length", "span-edges", "none")
+TEMPLATE_NAMES = ("child-extra", "head-of-child", "context-exists", "length", "span-edges", "punctuation",
+                  "none")
 
 
 def _quiet(_: str) -> None:
@@ -119,7 +120,7 @@ def sql_shell(db: PathLike, *, write: bool = False) -> None:
 
 def feature_config(context: int = 2, templates: Sequence[str] = ()) -> FeatureConfig:
     """The feature templates: every richer one unless some are named (``none``: the paper's alone);
-    ``span-edges`` only when named."""
+    ``span-edges`` and ``punctuation`` only when named."""
     from clparse.features.space import TEMPLATES, FeatureConfig
 
     unknown = sorted(set(templates) - set(TEMPLATE_NAMES))

@@ -73,7 +73,9 @@ RICH = FeatureConfig(context=3, child_extra=True, head_of_child=True, context_ex
 
 @pytest.mark.parametrize("constraints, config", [(True, FeatureConfig()), (False, RICH), (True, RICH),
                                                  (True, replace(RICH, span_edges=True)),
-                                                 (True, replace(RICH, context=1, span_edges=True))])
+                                                 (True, replace(RICH, context=1, span_edges=True)),
+                                                 (True, replace(RICH, punctuation=True)),
+                                                 (False, replace(RICH, length=False, punctuation=True))])
 def test_parser_kernel_computes_the_same_rows_as_prepare(constraints: bool, config: FeatureConfig) -> None:
     kept = list(preprocess_treebank(read_trees(sample_path("train")),
                                     PreprocessConfig.without((), max_words=15)))

@@ -122,6 +122,7 @@ class FeatureTable(NamedTuple):
 
     flags: np.ndarray  # int64: the FeatureConfig as integers, indexed by the F_* constants
     counts: np.ndarray  # int32: the symbol of each length bucket, by count (0 .. MAX_COUNT)
+    punctuation: np.ndarray  # int32: the symbols of the punctuation tags (the punctuation template)
     v: int  # size of the code space's symbol table: code = (slot * 3 + property) * v + symbol
     table: np.ndarray  # int32: code -> feature id, -1 for none
     keys: np.ndarray  # int64: feature id -> code (prepare assigns ids into it)
@@ -272,13 +273,16 @@ EXISTS_LEFT_CONTEXT, EXISTS_RIGHT_CONTEXT = 44, 45
 LENGTH_CHILDREN, LENGTH_TERMINALS = 46, 47  # bucketed counts (property 0, named "count")
 # Span edges (issue 27, opt-in): the span's first and last terminal, and the terminals just outside it.
 SPAN_FIRST, SPAN_LAST, SPAN_BEFORE, SPAN_AFTER = 48, 49, 50, 51
-N_SLOTS = 52
+# Punctuation (issue 27, opt-in): how many punctuation words the span holds, and how many of its children are
+# punctuation words (bucketed counts, property 0, named "count").
+PUNCT_WORDS, PUNCT_CHILDREN = 52, 53
+N_SLOTS = 54
 MAX_CONTEXT = 5
 MAX_COUNT = 25  # counts at or above share the last bucket
 
 # Flags array layout (FeatureConfig as integers).
 F_CONTEXT, F_CHILD, F_GRANDCHILD, F_EXISTS, F_EXISTS_TERMINAL = 0, 1, 2, 3, 4
-F_CHILD_EXTRA, F_HEAD_OF_CHILD, F_CONTEXT_EXISTS, F_LENGTH, F_SPAN_EDGES = 5, 6, 7, 8, 9
+F_CHILD_EXTRA, F_HEAD_OF_CHILD, F_CONTEXT_EXISTS, F_LENGTH, F_SPAN_EDGES, F_PUNCTUATION = 5, 6, 7, 8, 9, 10
 
 
 def count_bucket(count: int) -> str:
@@ -303,6 +307,7 @@ def slot_names() -> list[tuple[str, str]]:
     names += [("exists", "left-context"), ("exists", "right-context")]
     names += [("length", "children"), ("length", "terminals")]
     names += [("span-edge", "first"), ("span-edge", "last"), ("span-edge", "before"), ("span-edge", "after")]
+    names += [("punctuation", "words"), ("punctuation", "children")]
     assert len(names) == N_SLOTS
     return names
 
@@ -423,7 +428,37 @@ def emit_head_free(out: np.ndarray, frontier: np.ndarray, first: int, end: int, 
         pos += 2
     if flags[F_SPAN_EDGES]:
         pos = _emit_span_edges(out, pos, frontier, first, end, flags[F_CONTEXT], start, end_, tag, word, v)
+    if flags[F_PUNCTUATION]:
+        pos = _emit_punctuation(out, pos, frontier, first, end, start, end_, tag, nkids, space.punctuation,
+                                counts, v)
     return pos
+
+
+@nrt_free
+def _is_punctuation(tag_symbol: int, punctuation: np.ndarray) -> bool:
+    for symbol in punctuation:  # a handful of tags: a scan beats a lookup table that grows with the symbols
+        if symbol == tag_symbol:
+            return True
+    return False
+
+
+@nrt_free
+def _emit_punctuation(out, pos, frontier, first, end, start, end_, tag, nkids, punctuation, counts, v):  # type: ignore[no-untyped-def]
+    """How many of the span's words, and how many of its children, are punctuation (bucketed). The
+    exists-terminal template says which punctuation a span holds; only a count tells one comma from the
+    three of a list or the two around an apposition."""
+    words = 0
+    for t in range(start[frontier[first]], end_[frontier[end - 1]]):  # leaf t is item t
+        if _is_punctuation(tag[t], punctuation):
+            words += 1
+    children = 0
+    for k in range(first, end):
+        item = frontier[k]
+        if nkids[item] == 0 and _is_punctuation(tag[item], punctuation):
+            children += 1
+    out[pos] = _code(PUNCT_WORDS, 0, counts[min(words, MAX_COUNT)], v)
+    out[pos + 1] = _code(PUNCT_CHILDREN, 0, counts[min(children, MAX_COUNT)], v)
+    return pos + 2
 
 
 @nrt_free

@@ -32,6 +32,7 @@ import numpy as np
 from clparse.errors import ConfigurationError
 from clparse.features.kernel import MAX_COUNT, N_SLOTS, FeatureTable, count_bucket, slot_names
 from clparse.features.symbols import SymbolTable
+from clparse.preprocess.transforms import PUNCTUATION_TAGS
 
 NONE = "<none>"
 PROPERTIES = ("label", "headtag", "headword")
@@ -56,6 +57,8 @@ class FeatureConfig:
     length: bool = True  # length[children], length[terminals], bucketed
     # Issue 27, opt-in until measured: the span's first/last terminal and the terminals just outside it.
     span_edges: bool = False
+    # Issue 27, opt-in until measured: counts of the punctuation words in the span and among its children.
+    punctuation: bool = False
 
     def __post_init__(self) -> None:
         if not 0 <= self.context <= 5:
@@ -82,15 +85,16 @@ class FeatureConfig:
 #: The richer templates of issue #11 (each a FeatureConfig flag, on by default), in CLI spelling order.
 RICHER = ("child_extra", "head_of_child", "context_exists", "length")
 #: Every switchable template: the richer ones and the opt-in ones after them.
-TEMPLATES = (*RICHER, "span_edges")
+TEMPLATES = (*RICHER, "span_edges", "punctuation")
 
 
 FeatureKey = tuple[str, str, str, str]
-COUNT = "count"  # the property of the length template
+COUNT = "count"  # the property of the counting templates
+COUNTING = ("length", "punctuation")  # templates whose one property is a bucketed count
 
 
 def property_name(template: str, prop: int) -> str:
-    return COUNT if template == "length" else PROPERTIES[prop]
+    return COUNT if template in COUNTING else PROPERTIES[prop]
 
 
 def feature_text(key: FeatureKey) -> str:
@@ -114,11 +118,17 @@ class FeatureSpace:
         self.v = max(room or 0, len(symbols), 1)
         self.flags = np.array([config.context, config.child, config.grandchild, config.exists,
                                config.exists_terminal, config.child_extra, config.head_of_child,
-                               config.context_exists, config.length, config.span_edges], dtype=np.int64)
+                               config.context_exists, config.length, config.span_edges, config.punctuation],
+                              dtype=np.int64)
         self.slots = slot_names()
         # Symbols of the length buckets, index = count (registered before the code space is sized).
-        self.counts = np.array([symbols.add(count_bucket(k)) if config.length else 0
+        counting = config.length or config.punctuation
+        self.counts = np.array([symbols.add(count_bucket(k)) if counting else 0
                                 for k in range(MAX_COUNT + 1)], dtype=np.int32)
+        # Symbols of the punctuation tags, registered like the buckets (a tag never seen in training then
+        # has a symbol no feature uses).
+        self.punctuation = np.array([symbols.add(t) for t in sorted(PUNCTUATION_TAGS)] if config.punctuation
+                                    else [], dtype=np.int32)
         self.v = max(self.v, len(symbols))
         self.table = np.full(N_SLOTS * 3 * self.v, -1, dtype=np.int32)
         self.keys = np.zeros(1024, dtype=np.int64)
@@ -154,7 +164,8 @@ class FeatureSpace:
         """The kernels' record of the code space and ids (the same object until :meth:`fit` or
         :meth:`reserve_ids` replaces an array)."""
         if self._arrays is None:
-            self._arrays = FeatureTable(self.flags, self.counts, self.v, self.table, self.keys, self.counter)
+            self._arrays = FeatureTable(self.flags, self.counts, self.punctuation, self.v, self.table,
+                                        self.keys, self.counter)
         return self._arrays
 
     def key(self, code: int) -> FeatureKey:
@@ -172,7 +183,7 @@ class FeatureSpace:
         template, item, prop, value = key
         try:
             slot = self.slots.index((template, item))
-            p = 0 if template == "length" and prop == COUNT else PROPERTIES.index(prop)
+            p = 0 if template in COUNTING and prop == COUNT else PROPERTIES.index(prop)
         except ValueError:
             return None
         symbol = self.symbols.get(value)

@@ -10,14 +10,11 @@ from pathlib import Path
 import pytest
 
 from clparse.api import feature_config
-from clparse.data import sample_path
 from clparse.features.describe import candidate_features
 from clparse.features.space import FeatureConfig
 from clparse.features.state import build, leaf_items
-from clparse.read import read_trees
 from clparse.rebuild.model import load_model
-from clparse.search import search
-from tests.test_span_edges import FreshEveryState
+from tests.template_runs import states_scored_alike, trained_sample_run
 
 ONLY_PUNCTUATION = replace(FeatureConfig.paper(context=0), child=False, grandchild=False, exists=False,
                            exists_terminal=False, punctuation=True)
@@ -61,16 +58,7 @@ def test_off_by_default_and_named_by_the_cli_spelling() -> None:
 
 @pytest.fixture(scope="module")
 def punctuation_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from clparse.examples.prepare import PrepareSettings, prepare
-    from clparse.store.database import init_database
-    from clparse.train import StopRule, train
-
-    path = tmp_path_factory.mktemp("punctuation") / "punctuation.sqlite"
-    init_database(path)
-    prepare(path, [sample_path("train")], [sample_path("dev")],
-            PrepareSettings(features=FeatureConfig(punctuation=True), tagger="perceptron"))
-    assert not train(path, rule=StopRule(until_theta=4.0)).failures
-    return path
+    return trained_sample_run(tmp_path_factory, "punctuation", FeatureConfig(punctuation=True))
 
 
 def test_the_model_stores_punctuation_features(punctuation_db: Path) -> None:
@@ -81,13 +69,4 @@ def test_the_model_stores_punctuation_features(punctuation_db: Path) -> None:
 
 
 def test_cached_scores_equal_fresh_scores_on_every_state(punctuation_db: Path) -> None:
-    model = load_model(punctuation_db, 4.0)
-    states = 0
-    for tree in list(read_trees(sample_path("dev")))[:8]:
-        tagged = [(w, t) for w, t in tree.tagged_words() if t != "-NONE-"]
-        leaves = leaf_items(tagged, model.vocabulary.normalize)
-        scorer = FreshEveryState(model, leaves)
-        result = search(leaves, scorer, beam=4, max_pops=40)
-        assert result.item is not None
-        states += scorer.states
-    assert states > 30
+    assert states_scored_alike(punctuation_db, 8) > 30

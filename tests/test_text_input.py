@@ -52,6 +52,27 @@ def test_curly_quotes_and_apostrophes():
     ]
 
 
+def test_low_and_guillemet_quotes_get_a_direction():
+    # „…“ (German style): the “ closes; «…» as English text uses guillemets, spaces inside or not; a “
+    # written where ” belongs closes by its context
+    assert words(split_text("Er sagte „Hallo“ und ging.")) == [
+        ["Er", "sagte", "``", "Hallo", "''", "und", "ging", "."]]
+    assert words(split_text("Il a dit « bonjour » hier, «oui».")) == [
+        ["Il", "a", "dit", "``", "bonjour", "''", "hier", ",", "``", "oui", "''", "."]]
+    assert words(split_text("“Hi,“ he said.")) == [["``", "Hi", ",", "''", "he", "said", "."]]
+    # raw quotes (what parse --input-format text gives the tagger) keep the characters
+    assert words(split_text("Er sagte „Hallo“.", quotes="raw")) == [["Er", "sagte", "„", "Hallo", "“", "."]]
+
+
+def test_a_web_or_mail_address_can_end_a_sentence():
+    assert words(split_text("Visit https://gum.org/x. Then leave. Mail a.b@c.com. Thanks.")) == [
+        ["Visit", "https://gum.org/x", "."], ["Then", "leave", "."], ["Mail", "a.b@c.com", "."],
+        ["Thanks", "."]]
+    # not before a lower-case word, nor without a space after the period
+    assert words(split_text("See www.gum.org. and more")) == [["See", "www.gum.org", ".", "and", "more"]]
+    assert len(split_text("Go to www.gum.org.Then")) == 1
+
+
 def test_hyphens_prefixes_dashes_and_references():
     text = "A non-native, cross-sectional study of 22-506 e-mails--twice. It ended in 1805. [6]\n"
     assert words(split_text(text)) == [

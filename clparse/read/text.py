@@ -91,16 +91,17 @@ class TextSentence:
 def ptb_token(source: str, opening: bool) -> str:
     """A token's PTB spelling from its source characters; ``opening``: a quote that opens.
 
-    >>> [ptb_token(s, True) for s in ['"', '“', "'", "(", "f(x)"]]
-    ['``', '``', '`', '-LRB-', 'f-LRB-x-RRB-']
-    >>> [ptb_token(s, False) for s in ['"', '”', "'", "’", "n't"]]
-    ["''", "''", "'", '’', "n't"]
+    >>> [ptb_token(s, True) for s in ['"', '“', "'", "(", "f(x)", "„", "«", "»"]]
+    ['``', '``', '`', '-LRB-', 'f-LRB-x-RRB-', '``', '``', "''"]
+    >>> [ptb_token(s, False) for s in ['"', '”', "'", "’", "n't", "“"]]
+    ["''", "''", "'", '’', "n't", "''"]
     """
-    if source in ('"', "“", "”", "„", "''", "``"):
-        if source == "“" or source == "„" or source == "``":
+    if source in _DOUBLE_QUOTES:
+        if source in ("„", "``", "«"):
             return "``"
-        if source == "”" or source == "''":
+        if source in ("”", "''", "»"):
             return "''"
+        # " and “ by context: “ closes a quote opened by „ (German style), or one written with “ twice
         return "``" if opening else "''"
     if source in ("'", "‘", "’", "`"):
         if source in ("‘", "`"):
@@ -109,6 +110,10 @@ def ptb_token(source: str, opening: bool) -> str:
             return source  # a closing quote or an apostrophe (``citizens’``): GUM keeps it as it is
         return "`" if opening else "'"
     return escape_brackets(source)
+
+
+# Double quotes, with guillemets read in the French order (« opens, » closes) as English text uses them.
+_DOUBLE_QUOTES = frozenset({'"', "“", "”", "„", "''", "``", "«", "»"})
 
 
 def _opens(text: str, start: int, end: int) -> bool:
@@ -265,6 +270,20 @@ def _fix_hyphens(paragraph: str, spans: list[tuple[int, int]]) -> list[tuple[int
     return out
 
 
+_LINK = re.compile(r"(?:[a-z][a-z0-9+.-]*://|www\.)\S+|[^\s@]+@[^\s@]+\.[a-z]{2,}", re.IGNORECASE)
+
+
+def _after_link_end(paragraph: str, spans: list[tuple[int, int]], i: int) -> bool:
+    """Whether token ``i`` starts a sentence after a web address or e-mail address that ended one
+    (``… at https://gum.org. Then …``): syntok reads the period as part of the address and goes on."""
+    if i < 2:
+        return False
+    (link_start, link_end), (dot_start, dot_end) = spans[i - 2], spans[i - 1]
+    word = paragraph[spans[i][0]:spans[i][1]]
+    return (paragraph[dot_start:dot_end] == "." and link_end == dot_start and dot_end < spans[i][0]
+            and word[:1].isupper() and _LINK.fullmatch(paragraph[link_start:link_end]) is not None)
+
+
 #: The PTB spellings of quotes, which ``quotes="raw"`` gives back as the text's own characters.
 QUOTE_TOKENS = frozenset({"``", "''", "`"})
 
@@ -282,11 +301,12 @@ def split_paragraph(paragraph: str, offset: int = 0, quotes: str = "ptb") -> lis
     sentences: list[TextSentence] = []
     current: list[tuple[str, int, int]] = []
     k = 0
-    for s, e in spans:
+    for i, (s, e) in enumerate(spans):
         boundary = False
         while k < len(starts) and starts[k] <= s:
             boundary = True
             k += 1
+        boundary = boundary or _after_link_end(flat, spans, i)
         if current and boundary:
             sentences.append(_sentence(current, offset))
             current = []

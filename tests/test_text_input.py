@@ -64,6 +64,11 @@ def test_low_and_guillemet_quotes_get_a_direction():
     assert words(split_text("Er sagte „Hallo“.", quotes="raw")) == [["Er", "sagte", "„", "Hallo", "“", "."]]
 
 
+def test_a_zero_width_space_separates_words():
+    assert words(split_text("They left\u200b. Now\u200bhere")) == [["They", "left", "."], ["Now", "here"]]
+    assert split_text("\u200b \u200b") == []
+
+
 def test_a_web_or_mail_address_can_end_a_sentence():
     assert words(split_text("Visit https://gum.org/x. Then leave. Mail a.b@c.com. Thanks.")) == [
         ["Visit", "https://gum.org/x", "."], ["Then", "leave", "."], ["Mail", "a.b@c.com", "."],
@@ -107,8 +112,10 @@ def test_empty_and_blank_text():
 ALPHABET = st.sampled_from(
     list("abcxyzABCXYZ0123456789 .,;:!?'\"()[]{}-–—/&$%#@*+=<>_`~^|\\") + list("“”‘’„«»…")
     + list("éüñßçøÆŒ") + ["\n", "\n\n", "\t", "\r\n", "\u00a0", "n't", "'s", "Dr.", "U.S.", "etc.", "--",
-                          ":)", "):", "e-mail", "non-", "3.5", "😀", "🏽", "\u200d", "🇺", "\ufe0f", "\u0301"]
+                          ":)", "):", "e-mail", "non-", "3.5", "😀", "🏽", "\u200d", "🇺", "\ufe0f", "\u0301",
+                          "\u200b"]
 )
+ZWSP = "\u200b"  # white space for the splitter: a break between words
 TEXT = st.lists(ALPHABET, max_size=80).map("".join)
 
 
@@ -121,11 +128,11 @@ def check_offsets(text: str, sentences: list[TextSentence]) -> None:
             source = text[start:end]
             assert start >= previous_end and end > start  # increasing, not overlapping, not empty
             assert token in (ptb_token(source, True), ptb_token(source, False)), (token, source)
-            assert not any(c.isspace() for c in source)
+            assert not any(c.isspace() or c == ZWSP for c in source)
             covered.update(range(start, end))
             previous_end = end
     for i, char in enumerate(text):
-        if not char.isspace():
+        if not char.isspace() and char != ZWSP:
             assert i in covered, (i, char, text)
 
 

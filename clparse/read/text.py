@@ -22,7 +22,8 @@ the conventions of the treebanks clparse is trained on:
 
 Every token carries ``(start, end)``: ``text[start:end]`` are the characters it came from (for ``````
 that is the ``"``), offsets only grow, tokens never overlap, and every character that is not white space
-lies inside a token (tests/test_text_input.py checks this on arbitrary text with hypothesis).
+lies inside a token (tests/test_text_input.py checks this on arbitrary text with hypothesis). A zero-width
+space (U+200B) counts as white space: it marks a break between words.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ ABBREVIATIONS = (
 
 _LINE_BREAK = r"(?:\r\n|\r(?!\n)|\n)"  # "\r\n" is one line break, not two
 _BLANK_LINE = re.compile(_LINE_BREAK + r"[^\S\r\n]*" + _LINE_BREAK)
-_WHITE = re.compile(r"\s")
+_WHITE = re.compile(r"[\s\u200b]")  # a zero-width space separates words as a space does
 _DASH_RUN = re.compile(r"--+")
 _OPENING_CONTEXT = set("([{<“‘«`\"'") | {"-", "—", "–"}
 _EMOTICON_CHARS = set("():;=[]<>^_|\\/*")

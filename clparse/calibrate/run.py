@@ -121,8 +121,9 @@ def default_grid(db: Database | str | Path, points: int = 12) -> list[float]:
 def _digest(settings: CalibrationSettings, gold: Sequence[Tree]) -> str:
     # "pop_cap": since 0.2 a search at the pop cap completes greedily instead of giving a flat tree, so
     # points parsed before cannot be resumed into the same calibration.
+    extra = {"scoring": "gold tags on the leaves"} if settings.tags == "tagger" else {}  # see parse_dev
     payload = json.dumps({"settings": asdict(settings), "dev": [format_tree(t) for t in gold],
-                          "pop_cap": "complete greedily"}, sort_keys=True)
+                          "pop_cap": "complete greedily", **extra}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -225,6 +226,11 @@ def parse_dev(db: Database | str | Path, model: ParserModel, gold: Sequence[Tree
               should_stop: Callable[[], bool] = lambda: False) -> tuple[list[Tree], int, int] | None:
     """Parse the gold trees' words (gold tags or the tagger's): (trees, flat fallbacks, pop-cap completions).
 
+    The trees are for scoring: parsed from the tagger's tags, they carry the gold tags on their leaves,
+    since EVALB deletes tokens by their tag (punctuation), and a token the tagger tags across that line
+    would make the sentence an EVALB error, left out of the F1 (past MAX_ERROR, the end of the
+    calibration). Tags are not scored here; every dev sentence counts.
+
     None if ``should_stop`` said so before the last sentence."""
     base = Parser.from_model(db, model, settings.search)
     base.tagger = tagger  # tagger tags go through the parser's own tagging, as raw text does
@@ -233,12 +239,16 @@ def parse_dev(db: Database | str | Path, model: ParserModel, gold: Sequence[Tree
     for i, tree in enumerate(gold):
         if should_stop():
             return None
-        tagged = [(w, t) for w, t in tree.tagged_words() if t != NONE_TAG]
-        if tagger is not None:
-            tagged = base.tag([w for w, _ in tagged])
+        gold_tagged = [(w, t) for w, t in tree.tagged_words() if t != NONE_TAG]
+        tagged = base.tag([w for w, _ in gold_tagged]) if tagger is not None else gold_tagged
         parsed = base.parse_tagged(tagged)
         fallbacks += parsed.fallback is not None
         completions += parsed.completion is not None
+        if tagger is not None:
+            leaves = list(parsed.tree.preterminals())  # one per input token, in order
+            if len(leaves) == len(gold_tagged):
+                for leaf, (_, tag) in zip(leaves, gold_tagged):
+                    leaf.label = tag
         test.append(parsed.tree)
         if on_sentence is not None:
             on_sentence(i + 1)

@@ -48,7 +48,8 @@ def _thetas(ctx: click.Context, param: click.Parameter, value: str | None) -> li
 @click.option("--tags", type=click.Choice(["gold", "tagger"]), default=None,
               help="Parse the dev set with its gold tags or with the stored tagger's. Default: the tagger's "
                    "if the run was prepared with --train-tags jackknife (then --theta best is calibrated on "
-                   "what raw text looks like), else gold.")
+                   "what raw text looks like), else gold. Tagger-tag parses are scored with the gold tags "
+                   "put back on their leaves, so every dev sentence counts.")
 @click.option("--per-label", is_flag=True,
               help="After the global calibration with these settings: coordinate ascent over each label's Θ̂ "
                    "on the stored dev set (one trial per committed row; resumable).")

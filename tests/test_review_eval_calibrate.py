@@ -7,6 +7,7 @@ import inspect
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from clparse.calibrate.run import CalibrationSettings, calibrate, dev_trees
@@ -48,3 +49,30 @@ def test_tagger_calibration_scores_every_sentence(copy_trained_db: Callable[[], 
     expected = sum(len(score_view(t, EvalbParams()).brackets) for t in dev_trees(db, [dev]))
     assert stored == expected  # every sentence's gold brackets counted
 
+
+# ----------------------------------------------------------------------------- calibrate after --per-label
+
+
+def test_new_theta_refused_in_a_calibration_tuned_per_label(copy_trained_db: Callable[[], Path]) -> None:
+    """A new global Θ̂ in a calibration already tuned per label could move its best Θ̂: the report then said
+    the per-label F1 was had with every other label at the new best, and `--theta best` parsed with that
+    mix, which nobody had scored (exit status 0)."""
+    from clparse.calibrate.per_label import calibrate_per_label
+    from clparse.errors import ConfigurationError
+    from clparse.rebuild.model import best_theta
+
+    db = copy_trained_db()
+    settings = CalibrationSettings(beam=1)
+    calibrate(db, thetas=[20.0, 8.0, 4.0], settings=settings)
+    calibrate_per_label(db, settings, passes=1)
+    before = best_theta(db), read_rows(db, "SELECT * FROM calibration_points ORDER BY theta")
+    with pytest.raises(ConfigurationError, match="tuned per label"):
+        calibrate(db, thetas=[6.0], settings=settings)
+    result = invoke(["calibrate", "--db", db, "--beam", 1, "--thetas", "6"])
+    assert result.exit_code == 1 and "tuned per label" in result.stderr
+    assert "DELETE FROM label_theta_steps" in result.stderr and len(result.stderr.strip().splitlines()) == 2
+    assert (best_theta(db), read_rows(db, "SELECT * FROM calibration_points ORDER BY theta")) == before
+    # every Θ̂ already there is read back as before; other settings are another calibration
+    assert [p.resumed for p in calibrate(db, thetas=[8.0, 4.0], settings=settings).points] == [True, True]
+    other = calibrate(db, thetas=[6.0], settings=CalibrationSettings(beam=2))
+    assert [p.theta for p in other.points] == [6.0]

@@ -186,6 +186,7 @@ def calibrate(db: str | Path, dev_files: Sequence[str | Path] = (), thetas: Sequ
                 continue
             if should_stop():
                 break
+            _refuse_per_label(store, result.calibration_id, db)
             point = _parse_point(database, result.calibration_id, theta, gold, settings, tagger, params,
                                  on_sentence, should_stop)
             if point is None:  # stopped midway: the unfinished Θ̂ is dropped and parsed again on resume
@@ -193,6 +194,19 @@ def calibrate(db: str | Path, dev_files: Sequence[str | Path] = (), thetas: Sequ
             result.points.append(point)
         result.best_theta = store.mark_best(result.calibration_id)
     return result
+
+
+def _refuse_per_label(store: Calibrations, calibration_id: int, db: str | Path) -> None:
+    """A calibration tuned per label takes no new Θ̂: the trials started from its best Θ̂ and walked its grid,
+    so a new point could move the best under them, and `--theta best` would use trials measured from one
+    Θ̂ with every other label at another (a parser nobody scored)."""
+    trials = store.trials(calibration_id)
+    if trials:
+        raise ConfigurationError(
+            f"{db}: calibration {calibration_id} was tuned per label ({len(trials)} trials from its best "
+            f"Θ̂ {store.best_theta(calibration_id):g}), so it takes no new Θ̂; calibrate with other settings, "
+            f"or delete the trials first: clparse sql --db {db} --write \"DELETE FROM label_theta_steps "
+            f"WHERE calibration_id = {calibration_id}\"")
 
 
 def _parse_point(db: Database, calibration_id: int, theta: float, gold: Sequence[Tree],

@@ -438,7 +438,7 @@ class _DamageCheck:
 
 
 def open_parser(db: PathLike, theta: float | str = "best", *, beam: int = 100, max_pops: int = 10_000,
-                aggregator: str = "maxmin", max_words: int = 100, kbest: int = 1,
+                aggregator: str = "maxmin", max_words: int = 0, kbest: int = 1,
                 tag_alternatives: int | None = None, checked: bool = False) -> Parser:
     """The parser rebuilt from ``db`` at Θ̂ ``theta`` (a number ≥ 0 or "best"), once :func:`check_readable`
     passes (its damage check runs while the parser loads; ``checked``: the caller already ran the whole

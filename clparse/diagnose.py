@@ -81,7 +81,7 @@ def diagnose(parser: Parser, gold: Tree, *, gold_max_pops: int = 10_000, gold_ma
     if not tagged:
         found.problem = "empty sentence"
         return finish(Tree(ROOT_LABEL, []), "empty sentence")
-    if len(tagged) > options.max_words:
+    if options.max_words and len(tagged) > options.max_words:
         found.problem = "no search"
         return finish(flat_tree(tagged), f"longer than {options.max_words} tokens")
     prepared = preprocess_tagged(tagged, parser.preprocess)

@@ -133,7 +133,9 @@ class SearchOptions:
     beam: int = 100  # clparse.cli.options.PARSE_BEAM: beam 1000's F1 on GUM dev, 3x as fast
     max_pops: int = 10_000
     aggregator: str = "maxmin"
-    max_words: int = 100  # longer sentences get a flat tree (search time grows fast with length)
+    # 0: no limit. N: longer sentences get a flat tree. The pop cap's greedy completion keeps a long
+    # sentence's search bounded (GUM dev ≤ 15 model: 100 tokens 1 CPU s, 800 tokens 7 s; docs/search.md).
+    max_words: int = 0
     kbest: int = 1  # trees per sentence: the K best distinct ones, best first
     # Untagged input: also parse up to this many other taggings (the CRF tagger's second choice at its
     # least sure words) and keep the best-scoring parse; 0 parses the best tagging alone.
@@ -142,8 +144,10 @@ class SearchOptions:
     def __post_init__(self) -> None:
         from clparse.search.aggregate import AGGREGATORS
 
-        if self.beam < 1 or self.max_pops < 1 or self.max_words < 1 or self.kbest < 1:
-            raise ConfigurationError("beam, max_pops, max_words and kbest must be at least 1")
+        if self.beam < 1 or self.max_pops < 1 or self.kbest < 1:
+            raise ConfigurationError("beam, max_pops and kbest must be at least 1")
+        if self.max_words < 0:
+            raise ConfigurationError("max_words must be at least 0 (0: no limit)")
         if max(self.beam, self.max_pops, self.kbest) > SEARCH_LIMIT:  # the search's tables count in int32
             raise ConfigurationError(f"beam, max_pops and kbest must be at most {SEARCH_LIMIT:,}")
         if self.tag_alternatives < 0:
@@ -292,7 +296,7 @@ class Parser:
             brackets.check(len(tagged), self.model.labels)
         if not tagged:
             return ParseResult(Tree("ROOT", []), [], "empty sentence", kbest=kbest)
-        if len(tagged) > self.options.max_words:
+        if self.options.max_words and len(tagged) > self.options.max_words:
             return ParseResult(flat_tree(tagged), tagged, f"longer than {self.options.max_words} tokens",
                                kbest=kbest)
         prepared = preprocess_tagged(tagged, self.preprocess)

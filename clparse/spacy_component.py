@@ -48,7 +48,7 @@ UNSPLIT_MAX_WORDS = 40
 #: sentence length"; gold tags) the all-length model scores 79.53 F1 at beam 10 against 79.34 at 1000, at
 #: 3.8x the speed (16.8 against 4.4 sentences/s), and 86.49 against 86.59 on dev <= 15; running text has
 #: long sentences, where beam 1000 reached the pop cap on one in seven of all GUM dev sentences.
-DEFAULT_CONFIG: Dict[str, Any] = {"db": None, "theta": "best", "beam": 10, "max_words": 100,
+DEFAULT_CONFIG: Dict[str, Any] = {"db": None, "theta": "best", "beam": 10, "max_words": 0,
                                   "set_tags": True}
 
 
@@ -79,7 +79,7 @@ class ClparseComponent:
     """
 
     def __init__(self, db: Optional[str], theta: Union[float, str] = "best", beam: int = 10,
-                 max_words: int = 100, set_tags: bool = True, name: str = "clparse") -> None:
+                 max_words: int = 0, set_tags: bool = True, name: str = "clparse") -> None:
         from clparse.parser import Parser
 
         if db is None or not str(db).strip():

@@ -18,7 +18,7 @@ from clparse.data import sample_path
 from clparse.errors import ConfigurationError
 from clparse.features.state import leaf_items
 from clparse.output import from_dict, to_dict
-from clparse.parser import ParseResult, Parser
+from clparse.parser import ParseResult, Parser, SearchOptions
 from clparse.preprocess.pipeline import preprocess_tree
 from clparse.read import read_trees
 from clparse.read.ptb import format_tree, iter_trees_from_lines, parse_tree
@@ -200,6 +200,19 @@ def test_flat_and_empty_sentences_in_json(trained_db: Path) -> None:
     assert empty["trees"][0]["constituents"][0]["start"] == empty["trees"][0]["constituents"][0]["end"] == 0
     assert parsed["fallback"] is None and all(c["confidence"] is not None
                                               for t in parsed["trees"] for c in t["constituents"])
+
+
+def test_a_sentence_of_any_length_gets_a_tree_by_default(trained_db: Path) -> None:
+    # 160 tokens: over the old default limit of 100, which gave a flat tree; --max-words still caps
+    words = " , and ".join(["the dog barked at the cat"] * 23) + " ."
+    assert len(words.split()) > 150
+    (parsed,) = json_lines(parse_cli(trained_db, "--format", "json", stdin=words + "\n"))
+    assert parsed["fallback"] is None and parsed["trees"][0]["ptb"].count("(") > len(words.split()) + 1
+    capped_text = parse_cli(trained_db, "--format", "json", "--max-words", "100", stdin=words + "\n")
+    (capped,) = json_lines(capped_text)
+    assert capped["fallback"] == "longer than 100 tokens"
+    with pytest.raises(ConfigurationError, match="max_words"):
+        SearchOptions(max_words=-1)
 
 
 def test_brackets_follow_the_ptb_convention_in_json_and_text_keeps_the_characters(trained_db: Path) -> None:

@@ -52,8 +52,9 @@ def _cluster(ctx: click.Context, param: click.Parameter, address: str | None) ->
               show_default=True, help="Lines of tokens (tagged by the stored tagger), lines of word/TAG, "
                                       "PTB trees (their gold tags are used), or running text (split into "
                                       "sentences and tokens; needs pip install 'clparse[text]').")
-@click.option("--max-words", type=click.IntRange(min=1), default=100, show_default=True,
-              help="Sentences of more tokens (punctuation counted) get a flat tree and a warning.")
+@click.option("--max-words", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Sentences of more tokens (punctuation counted) get a flat tree and a warning; 0: no "
+                   "limit (the pop cap keeps a long sentence's search bounded: 800 tokens in about 7 s).")
 @click.option("--tag-alternatives", type=click.IntRange(min=0), default=3, show_default=True,
               metavar="N", help="Untagged input (tokens, text): also parse N other taggings, each the "
                                 "CRF tagger's second choice at one of its least sure words, and keep the "

@@ -76,3 +76,28 @@ def test_new_theta_refused_in_a_calibration_tuned_per_label(copy_trained_db: Cal
     assert [p.resumed for p in calibrate(db, thetas=[8.0, 4.0], settings=settings).points] == [True, True]
     other = calibrate(db, thetas=[6.0], settings=CalibrationSettings(beam=2))
     assert [p.theta for p in other.points] == [6.0]
+
+
+# ----------------------------------------------------------------------------- compare
+
+
+GOLD = ("(ROOT (S (NP (DT The) (NN dog)) (VP (VBD barked)) (. .)))\n"
+        "(ROOT (S (NP (PRP He)) (VP (VBD ran) (ADVP (RB away))) (. .)))\n")
+SWAPPED = "\n".join(reversed(GOLD.splitlines())) + "\n"
+
+
+def test_compare_says_what_it_leaves_out_and_refuses_nothing_to_compare(tmp_path: Path) -> None:
+    """A file whose trees are not over the gold's words was left out of the test in silence ("not parsed by
+    both"), and with no sentence left, p = 1.0 with exit status 0, as if A and B did not differ."""
+    gold, same, swapped, half = (tmp_path / f"{n}.ptb" for n in ("gold", "same", "swapped", "half"))
+    gold.write_text(GOLD)
+    same.write_text(GOLD)
+    swapped.write_text(SWAPPED)
+    half.write_text(GOLD.splitlines()[0] + "\n()\n")
+    result = invoke(["compare", gold, swapped, same])
+    assert result.exit_code == 1 and "nothing to compare" in result.stderr
+    assert "warning: A: sentence 1: word mismatch" in result.stderr and "Traceback" not in result.stderr
+    result = invoke(["compare", gold, same, half, "--trials", 50])
+    assert result.exit_code == 0, result.output
+    assert "warning: B: 1 empty parse(s) skipped" in result.stderr
+    assert "1 sentences (1 left out: not scored for both)" in result.stdout

@@ -37,6 +37,15 @@ def _scored(gold: Path, test: Path, params: Any, one_per_line: bool, what: str) 
         return evaluate(counted(read_trees(gold)), read_parses(test, one_per_line=one_per_line), params)
 
 
+def _warn(result: Any, name: str = "") -> None:
+    """What EVALB leaves out, on stderr: each sentence whose words differ, and how many parses were empty."""
+    for s in result.sentences:
+        if s.status == "error":
+            click.echo(f"warning: {name}sentence {s.index}: {s.message}", err=True)
+    if result.all.skipped:
+        click.echo(f"warning: {name}{result.all.skipped} empty parse(s) skipped, as EVALB does", err=True)
+
+
 _eval_options = [
     click.option("--prm", type=EXISTING_FILE, default=None,
                  help="An EVALB parameter file to use instead of the built-in settings."),
@@ -74,11 +83,7 @@ def eval_command(gold: Path, test: Path, prm: Path | None, collins_prm: bool, on
     from clparse.evaluate.report import format_by_length, format_sentences, format_summary
 
     result = _scored(gold, test, _params(prm, collins_prm), one_per_line, "scoring")
-    for s in result.sentences:
-        if s.status == "error":
-            click.echo(f"warning: sentence {s.index}: {s.message}", err=True)
-    if result.all.skipped:
-        click.echo(f"warning: {result.all.skipped} empty parse(s) skipped, as EVALB does", err=True)
+    _warn(result)
     if as_json:
         payload: dict[str, Any] = {"all": result.all.to_dict(), "cutoff_length": result.params.cutoff_length,
                                    "short": result.short.to_dict()}
@@ -114,6 +119,9 @@ def compare_command(gold: Path, a: Path, b: Path, prm: Path | None, collins_prm:
     from clparse.evaluate.report import format_comparison
 
     params = _params(prm, collins_prm)
-    result = compare(_scored(gold, a, params, one_per_line, "scoring A"),
-                     _scored(gold, b, params, one_per_line, "scoring B"), trials=trials, seed=seed)
+    scored = [_scored(gold, test, params, one_per_line, f"scoring {name}")
+              for name, test in (("A", a), ("B", b))]
+    for name, evaluation in zip("AB", scored):  # left out of the test, so said as eval says it
+        _warn(evaluation, f"{name}: ")
+    result = compare(scored[0], scored[1], trials=trials, seed=seed)
     click.echo(json.dumps(result.to_dict(), indent=2) if as_json else format_comparison(result))

@@ -58,7 +58,7 @@ def format_by_length(evaluation: Evaluation, bucket: int = 5) -> str:
 
 def format_comparison(comparison: Comparison) -> str:
     lines = [f"stratified shuffling: {comparison.trials} trials, seed {comparison.seed}, "
-             f"{comparison.sentences} sentences ({comparison.left_out} left out: not parsed by both)",
+             f"{comparison.sentences} sentences ({comparison.left_out} left out: not scored for both)",
              f"{'metric':<10} {'A':>7} {'B':>7} {'A-B':>7} {'p':>9}"]
     for m in comparison.metrics:
         lines.append(f"{m.metric:<10} {m.a:7.2f} {m.b:7.2f} {m.difference:7.2f} {m.p_value:9.4f}")

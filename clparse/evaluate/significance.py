@@ -8,7 +8,7 @@ share of trials whose absolute difference is at least the observed one,
 with the usual +1 correction: ``(hits + 1) / (trials + 1)``.
 
 Only sentences that both systems parsed (EVALB status ``ok`` for both) are
-compared; the result says how many were left out.
+compared; the result says how many were left out, and none at all is an error.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from clparse.errors import ClparseError
 from clparse.evaluate.evalb import Evaluation
 
 METRICS = ("recall", "precision", "f1")
@@ -69,6 +70,9 @@ def compare(a: Evaluation, b: Evaluation, trials: int = 10_000, seed: int = 0,
     if trials < 1:
         raise ValueError("trials must be at least 1")
     pairs = [(x, y) for x, y in zip(a.sentences, b.sentences) if x.status == "ok" and y.status == "ok"]
+    if not pairs:  # p = 1 over no sentence would read as "no difference"
+        raise ClparseError(f"none of the {len(a.sentences)} sentences was scored for both A and B (an empty "
+                           "parse or words that differ from the gold's): nothing to compare")
     counts = np.array([[x.matched, x.gold_brackets, x.test_brackets, y.matched, y.gold_brackets,
                         y.test_brackets] for x, y in pairs], dtype=np.int64).reshape(-1, 6)
     a_counts, b_counts = counts[:, :3], counts[:, 3:]

@@ -101,3 +101,22 @@ def test_compare_says_what_it_leaves_out_and_refuses_nothing_to_compare(tmp_path
     assert result.exit_code == 0, result.output
     assert "warning: B: 1 empty parse(s) skipped" in result.stderr
     assert "1 sentences (1 left out: not scored for both)" in result.stdout
+
+
+# ----------------------------------------------------------------------------- eval --one-per-line
+
+
+def test_one_per_line_errors_name_the_line_once(tmp_path: Path) -> None:
+    """A test file that is not UTF-8 ended in a traceback with --one-per-line; a bad tree on line 2 was
+    placed at "test.ptb:2:1:39" (the line twice)."""
+    gold, test = tmp_path / "gold.ptb", tmp_path / "test.ptb"
+    gold.write_text(GOLD)
+    test.write_bytes(GOLD.splitlines()[0].encode() + b"\n(ROOT (S (NP (NN caf\xe9))))\n")
+    result = invoke(["eval", gold, test, "--one-per-line"])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == f"Error: {test}:2:21: not UTF-8 text (binary file?)"
+    test.write_text(GOLD.splitlines()[0] + "\n(ROOT (S (NP (NN a)))\n")
+    result = invoke(["eval", gold, test, "--one-per-line"])
+    assert result.exit_code == 1 and result.stderr.startswith(f"Error: {test}:2:1: unbalanced '('")
+    test.write_text(GOLD.replace("\n", "\r"))  # classic Mac line ends: still one parse a line
+    assert invoke(["eval", gold, test, "--one-per-line", "--json"]).exit_code == 0

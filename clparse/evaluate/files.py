@@ -6,7 +6,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from clparse.evaluate.evalb import EvalbParams, Evaluation, evaluate
-from clparse.read.ptb import iter_trees_from_lines, read_trees
+from clparse.errors import TreebankError
+from clparse.read.ptb import iter_trees_from_lines, read_trees, without_bom
+from clparse.read.sentences import _split_lone_cr
 from clparse.read.tree import Tree
 
 
@@ -21,16 +23,24 @@ def read_parses(path: str | Path, *, one_per_line: bool = False) -> Iterator[Tre
     if not one_per_line:
         yield from read_trees(path, allow_empty=True)
         return
-    with open(path, encoding="utf-8-sig") as handle:  # -sig: a byte-order mark first is not text
-        for lineno, line in enumerate(handle, 1):
+    # Bytes, decoded line by line, so that text that is not UTF-8 is named by line and column as any
+    # treebank's is; a lone CR ends a line, as CRLF and LF do.
+    name = str(path)
+    with open(path, "rb") as handle:
+        for lineno, raw in enumerate(_split_lone_cr(handle), 1):
+            try:
+                line = without_bom(raw, lineno).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise TreebankError(name, lineno, exc.start + 1, "not UTF-8 text (binary file?)") from None
             if not line.strip():
                 yield Tree("", [])
                 continue
-            trees = list(iter_trees_from_lines([line], f"{path}:{lineno}", allow_empty=True))
+            try:
+                trees = list(iter_trees_from_lines([line], name, allow_empty=True))
+            except TreebankError as exc:  # read as a text of one line: its line 1 is this line
+                raise TreebankError(name, lineno, exc.column, exc.problem) from None
             if len(trees) != 1:
-                from clparse.errors import TreebankError
-                raise TreebankError(str(path), lineno, 1,
-                                    f"expected one tree on the line, found {len(trees)}")
+                raise TreebankError(name, lineno, 1, f"expected one tree on the line, found {len(trees)}")
             yield trees[0]
 
 

@@ -120,3 +120,22 @@ def test_one_per_line_errors_name_the_line_once(tmp_path: Path) -> None:
     assert result.exit_code == 1 and result.stderr.startswith(f"Error: {test}:2:1: unbalanced '('")
     test.write_text(GOLD.replace("\n", "\r"))  # classic Mac line ends: still one parse a line
     assert invoke(["eval", gold, test, "--one-per-line", "--json"]).exit_code == 0
+
+
+# ----------------------------------------------------------------------------- eval --prm
+
+
+def test_prm_file_read_as_evalb_reads_it(tmp_path: Path) -> None:
+    """A parameter file with a byte that is not UTF-8 ended in a traceback; a tab between keyword and value,
+    which EVALB reads (isspace), was refused as an unknown keyword."""
+    prm = tmp_path / "tab.prm"
+    prm.write_text("DELETE_LABEL\tTOP\nDELETE_LABEL\t.\nEQ_LABEL\tADVP  PRT\nMAX_ERROR\t3\n")
+    params = EvalbParams.from_prm_file(prm)
+    assert params.delete_labels == ("TOP", ".") and params.equivalent_labels == (("ADVP", "PRT"),)
+    assert params.max_errors == 3
+    bad = tmp_path / "bad.prm"
+    bad.write_bytes(b"DELETE_LABEL TOP\nDELETE_LABEL caf\xe9\n")
+    gold = tmp_path / "gold.ptb"
+    gold.write_text(GOLD)
+    result = invoke(["eval", gold, gold, "--prm", bad])
+    assert result.exit_code == 1 and result.stderr.strip() == f"Error: {bad}:2: byte 17 is not UTF-8 text"

@@ -61,12 +61,17 @@ class EvalbParams:
         eq_labels: list[tuple[str, str]] = []
         eq_words: list[tuple[str, str]] = []
         labeled, cutoff, max_errors = True, 40, 10
-        with open(path, encoding="utf-8-sig") as handle:
-            for lineno, raw in enumerate(handle, 1):
+        with open(path, "rb") as handle:
+            for lineno, data in enumerate(handle, 1):
+                try:  # line by line, so that a byte that is not UTF-8 is named by its line
+                    raw = data.decode("utf-8-sig" if lineno == 1 else "utf-8")
+                except UnicodeDecodeError as exc:
+                    raise ConfigurationError(f"{path}:{lineno}: byte {exc.start + 1} is not UTF-8 text"
+                                             ) from None
                 text = raw.rstrip()
                 if text.startswith("#") or len(text) < 3:
                     continue
-                key, _, value = text.partition(" ")
+                key, value = (text.split(None, 1) + [""])[:2]  # any white space, as EVALB's isspace()
                 value = value.strip()
                 values = value.split()
                 try:

@@ -139,3 +139,11 @@ def test_prm_file_read_as_evalb_reads_it(tmp_path: Path) -> None:
     gold.write_text(GOLD)
     result = invoke(["eval", gold, gold, "--prm", bad])
     assert result.exit_code == 1 and result.stderr.strip() == f"Error: {bad}:2: byte 17 is not UTF-8 text"
+
+
+def test_theta_zero_is_a_bad_option(trained_db: Path) -> None:
+    """`--thetas 0` passed the option check (">= 0"), then, after "calibrating at 1 Θ̂ value(s): 0", failed
+    with exit status 1: a bad option gets the usage line and exit status 2 before anything starts."""
+    result = invoke(["calibrate", "--db", trained_db, "--thetas", "4,0", "--beam", 1])
+    assert result.exit_code == 2 and "Invalid value for '--thetas'" in result.stderr
+    assert "calibrating" not in result.stderr

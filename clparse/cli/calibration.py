@@ -29,8 +29,8 @@ def _thetas(ctx: click.Context, param: click.Parameter, value: str | None) -> li
         thetas = [float(x) for x in value.split(",") if x.strip()]
     except ValueError:
         raise click.BadParameter(f"{value!r} is not a comma-separated list of numbers", ctx, param) from None
-    if not thetas or not all(0 <= t < float("inf") for t in thetas):
-        raise click.BadParameter(f"{value!r}: give finite numbers ≥ 0", ctx, param)
+    if not thetas or not all(0 < t < float("inf") for t in thetas):  # Θ̂ = 0 has no model (it must be > 0)
+        raise click.BadParameter(f"{value!r}: give finite numbers > 0", ctx, param)
     return thetas
 
 

@@ -16,8 +16,14 @@ from clparse.train.weights import WEIGHT_COLUMNS
 
 
 def _weights(db: str, label: str, iteration: int) -> Iterator[tuple[int, int, int, int, float, float]]:
+    from clparse.errors import ConfigurationError
+    from clparse.store.export import export_origin
     from clparse.train.weights import weights_at
 
+    origin = export_origin(db)
+    if origin is not None:  # its examples were left out: no rows would read as a label without examples
+        raise ConfigurationError(f"{db} is a parser exported from {origin.get('source', '?')}, without "
+                                 "training examples or margins; query the run itself")
     return weights_at(db, str(label), int(iteration))
 
 

@@ -147,3 +147,20 @@ def test_theta_zero_is_a_bad_option(trained_db: Path) -> None:
     result = invoke(["calibrate", "--db", trained_db, "--thetas", "4,0", "--beam", 1])
     assert result.exit_code == 2 and "Invalid value for '--thetas'" in result.stderr
     assert "calibrating" not in result.stderr
+
+
+# ----------------------------------------------------------------------------- sql on an export
+
+
+def test_weights_of_an_export_are_an_error(trained_db: Path, tmp_path: Path) -> None:
+    """`clparse_weights` on a parser database (`clparse export`) gave no rows with exit status 0, as if the
+    label had no examples: the export left them out."""
+    from clparse.store.export import export_parser
+
+    parser = tmp_path / "parser.sqlite"
+    export_parser(trained_db, parser)
+    result = invoke(["sql", "--db", parser, "SELECT count(*) FROM clparse_weights('NP', 2)"])
+    assert result.exit_code == 1 and "without training examples" in result.stderr
+    result = invoke(["sql", "--db", trained_db, "SELECT count(*) AS n FROM clparse_weights('NP', 2)",
+                     "--json"])
+    assert result.exit_code == 0 and '"n": 0' not in result.stdout

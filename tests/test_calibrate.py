@@ -261,3 +261,37 @@ def test_report_shows_per_label_thetas(db_copy: Path) -> None:
     for label, theta in result.thetas.items():
         if theta != result.start_theta:
             assert f"  {label:<8} {theta:.4g}" in report
+
+
+def test_the_best_theta_is_printed_in_full_below_the_table() -> None:
+    # the table rounds to 4 digits; a Θ̂ typed back from it can fall just above a tree's Θ and drop it
+    from types import SimpleNamespace
+
+    from clparse.calibrate.report import format_points
+
+    best = 4.364987123456789
+    point = SimpleNamespace(theta=best, trees=180, splits=400, recall=80.0, precision=81.0, f1=80.5,
+                            exact=20.0, fallbacks=0, completions=0, seconds=1.0)
+    text = format_points([point], best)
+    assert "     4.365" in text and "<- best" in text
+    assert text.splitlines()[-1] == f"best Θ̂ = {best!r} (parse with --theta best, or this number in full)"
+    assert float(text.splitlines()[-1].split()[3]) == best
+    assert "best Θ̂ =" not in format_points([point], None)
+
+
+@pytest.mark.parametrize("finishes, said", [(True, "stopping after the current Θ̂ (it is committed first)"),
+                                            (False, "stopping now (the Θ̂ in flight is dropped and done again "
+                                                    "on resume)")])
+def test_the_stop_message_says_whether_the_work_in_flight_is_kept(finishes: bool, said: str,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from clparse.cli.options import stop_request
+
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        flag = stop_request("Θ̂", "clparse calibrate", finishes=finishes)
+        flag.handle(signal.SIGINT, None)
+    finally:
+        for s, handler in handlers.items():
+            signal.signal(s, handler)
+    assert flag.requested
+    assert said + "; run `clparse calibrate` again to resume" in capsys.readouterr().err

@@ -21,6 +21,9 @@ def format_points(points: Sequence[Any], best: float | None) -> str:
         lines.append(f"{p.theta:>10.4g} {p.trees:>6} {p.splits:>7} {p.recall:>7.2f} {p.precision:>7.2f} "
                      f"{p.f1:>7.2f} {p.exact:>6.1f} {p.fallbacks:>5} {p.completions:>6} "
                      f"{p.seconds:>7.1f}{mark}")
+    if best is not None:
+        # The table rounds; a Θ̂ typed back from it may fall just above a tree's Θ and drop it.
+        lines.append(f"best Θ̂ = {best!r} (parse with --theta best, or this number in full)")
     return "\n".join(lines)
 
 

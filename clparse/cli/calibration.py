@@ -82,7 +82,7 @@ def calibrate_command(db: Path, dev: tuple[Path, ...], thetas: list[float] | Non
         return
     grid = api.calibration_grid(db, thetas, points)
     click.echo(f"calibrating at {len(grid)} Θ̂ value(s): {', '.join(f'{t:.4g}' for t in grid)}", err=True)
-    flag = stop_request("Θ̂ (an unfinished one is parsed again)", "clparse calibrate")
+    flag = stop_request("Θ̂", "clparse calibrate", finishes=False)
     bar = Progress("calibrating", None, "sentences")
 
     def progress(theta: float, done: int, total: int) -> None:
@@ -104,7 +104,7 @@ def calibrate_command(db: Path, dev: tuple[Path, ...], thetas: list[float] | Non
 def _calibrate_per_label(db: Path, settings: api.CalibrationSettings, passes: int) -> None:
     from clparse.progress import Progress
 
-    flag = stop_request("trial", "clparse calibrate --per-label")
+    flag = stop_request("trial", "clparse calibrate --per-label", finishes=False)
     bar: list[Progress] = []  # the trial in flight's: a trial parses the whole dev set
 
     def sentence(label: str, theta: float, done: int, total: int) -> None:

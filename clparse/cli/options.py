@@ -216,8 +216,9 @@ def _search_options(command: Callable[..., Any], beam: int) -> Callable[..., Any
     return command
 
 
-def stop_request(what: str, command: str) -> Any:
-    """Ctrl-C / SIGTERM: finish and commit the current ``what``, then stop; a second Ctrl-C gives up
+def stop_request(what: str, command: str, finishes: bool = True) -> Any:
+    """Ctrl-C / SIGTERM: finish and commit the current ``what``, then stop (``finishes`` False: the command
+    stops at once and drops the ``what`` in flight, done again on resume); a second Ctrl-C gives up
     waiting (the work in flight is lost, nothing stored is harmed). The returned flag's ``signum`` is the
     first signal that asked to stop (None if none did), for the exit status (:func:`interrupted_status`)."""
     from clparse.interrupt import StopRequest
@@ -231,8 +232,9 @@ def stop_request(what: str, command: str) -> Any:
             super().handle(signum, frame)
 
     def say() -> None:
-        click.echo(f"\nstopping after the current {what} (it is committed first); run `{command}` again "
-                   "to resume", err=True)
+        how = (f"after the current {what} (it is committed first)" if finishes
+               else f"now (the {what} in flight is dropped and done again on resume)")
+        click.echo(f"\nstopping {how}; run `{command}` again to resume", err=True)
 
     return Signalled(say, second_interrupt_raises=True).install()
 

@@ -93,6 +93,10 @@ def weights_at(db: str | Path, label: str,
     store = TrainingStore(db, readonly=True)
     problem = store.load_problem(label)
     state = store.state(label)
+    if iteration > state.iteration + 1:  # said in the caller's numbering, not margins_after's (t - 1)
+        store.close()
+        raise ConfigurationError(f"label {label} has the weights of iterations 1..{state.iteration + 1} "
+                                 f"({state.iteration} trees, and the next one's); no iteration {iteration}")
     margins = margins_after(store, label, iteration - 1, problem)
     loss = (BoostSettings.from_dict(state.settings) if state.settings is not None else BoostSettings()).loss
     weights = example_weights(loss, problem.y, problem.multiplicity.astype(np.float64), margins)

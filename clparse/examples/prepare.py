@@ -175,6 +175,7 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
             refuse_exported(database, "prepare")  # a parser export: its run's examples are gone
             run_id, stored = existing
             if stored == digest:
+                _refuse_other_tagger(db, run_id, runs.config(), settings)
                 trained, accuracy = ensure_tagger(  # databases prepared before taggers get one now
                     database, train, spec=TaggerSpec(settings.tagger, settings.tagger_iterations))
                 note = f"; trained its POS tagger ({_accuracy(accuracy)})" if trained else ""
@@ -208,6 +209,21 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
                        f"{summary.features} features, POS tagger {_accuracy(accuracy)}; "
                        f"{summary.seconds:.1f} s for the run, {summary.tagger_seconds:.1f} s for the tagger")
     return summary
+
+
+def _refuse_other_tagger(db: Path, run_id: int, config: dict[str, Any], settings: PrepareSettings) -> None:
+    """With gold training tags the tagger's settings are not in the digest, so the same inputs with another
+    ``tagger`` or ``tagger_iterations`` match the stored run: refuse them rather than say "nothing to do"
+    and keep the stored tagger. Runs prepared before a setting existed do not record it and are not
+    checked on it."""
+    stored = config.get("settings", {})
+    changed = [f"{name} {stored[name] or 'default'} (not {getattr(settings, name) or 'default'})"
+               for name in ("tagger", "tagger_iterations")
+               if name in stored and stored[name] != getattr(settings, name)]
+    if changed:
+        raise ConfigurationError(f"{db} already holds run {run_id} prepared from these inputs with "
+                                 f"{', '.join(changed)}; use a new database for another tagger (runs are "
+                                 "never mixed)")
 
 
 def _accuracy(accuracy: float | None) -> str:

@@ -1,0 +1,57 @@
+"""Faults a demanding user met in prepare, train, status, tag, explain, treebank and the API behind them
+(review helper); each test failed before its fix."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from clparse import api
+from clparse.cli import main
+from clparse.errors import ClparseError
+from clparse.read import read_trees
+from clparse.read.ptb import format_tree
+
+SMALL = 12  # training trees of the small runs below (prepare takes a second or two)
+
+
+def invoke(args: list[object], stdin: str | None = None) -> Result:
+    if "mix_stderr" in inspect.signature(CliRunner.__init__).parameters:  # click < 8.2
+        runner = CliRunner(mix_stderr=False)  # type: ignore[call-arg]
+    else:
+        runner = CliRunner()
+    return runner.invoke(main, [str(a) for a in args], input=stdin)
+
+
+@pytest.fixture
+def small_treebank(tmp_path: Path) -> Path:
+    """The first short trees of the bundled sample, in a file of their own."""
+    from clparse.data import sample_path
+
+    trees = [t for t in read_trees(sample_path("train")) if len(t.words()) <= 12][:SMALL]
+    path = tmp_path / "small.ptb"
+    path.write_text("".join(format_tree(t) + "\n" for t in trees), encoding="utf-8")
+    return path
+
+
+# ----------------------------------------------------------------------------- prepare again
+
+
+def test_prepare_again_with_another_tagger_is_refused(tmp_path: Path, small_treebank: Path) -> None:
+    """With gold training tags the tagger is not in the run's digest: prepare again with another --tagger
+    or --tagger-iterations said "prepared from these inputs and settings: nothing to do", exit status 0,
+    and kept the stored tagger."""
+    db = tmp_path / "run.sqlite"
+    api.prepare(db, [small_treebank], tagger="perceptron", tagger_iterations=1)
+    again = api.prepare(db, [small_treebank], tagger="perceptron", tagger_iterations=1)
+    assert not again.created and "nothing to do" in again.message
+    with pytest.raises(ClparseError, match=r"tagger perceptron \(not crf\)"):
+        api.prepare(db, [small_treebank], tagger="crf", tagger_iterations=1)
+    with pytest.raises(ClparseError, match=r"tagger_iterations 1 \(not 2\)"):
+        api.prepare(db, [small_treebank], tagger="perceptron", tagger_iterations=2)
+    result = invoke(["prepare", "--db", db, "--train", small_treebank, "--tagger", "crf",
+                     "--tagger-iterations", 1])
+    assert result.exit_code == 1 and "use a new database for another tagger" in result.stderr

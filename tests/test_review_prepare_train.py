@@ -55,3 +55,23 @@ def test_prepare_again_with_another_tagger_is_refused(tmp_path: Path, small_tree
     result = invoke(["prepare", "--db", db, "--train", small_treebank, "--tagger", "crf",
                      "--tagger-iterations", 1])
     assert result.exit_code == 1 and "use a new database for another tagger" in result.stderr
+
+
+# ----------------------------------------------------------------------------- train
+
+
+@pytest.fixture
+def small_run(tmp_path: Path, small_treebank: Path) -> Path:
+    """A run prepared from :func:`small_treebank` (perceptron tagger, one iteration), not trained."""
+    db = tmp_path / "small.sqlite"
+    api.prepare(db, [small_treebank], tagger="perceptron", tagger_iterations=1)
+    return db
+
+
+def test_train_a_label_named_twice_trains_it_once(small_run: Path) -> None:
+    """`train --labels NP,NP --jobs 2` started two workers for NP: one was refused ("being trained by
+    process ...") and the command exited 1; with --jobs 1 it said "training 2 label(s)"."""
+    plans: list[api.TrainPlan] = []
+    summary = api.train(small_run, ["NP", "NP"], max_iterations=2, jobs=2, on_start=plans.append)
+    assert plans[0].labels == ["NP"]
+    assert not summary.refused and not summary.failures and summary.states == {"NP": "stopped"}

@@ -43,7 +43,8 @@ def resolve(db: str | Path, labels: Sequence[str] | None, rule: StopRule,
     """
     store = TrainingStore(db)
     known = store.labels()
-    chosen = list(known) if not labels else list(labels)
+    # a label named twice once: two workers for it would refuse each other (exit status 1)
+    chosen = list(known) if not labels else list(dict.fromkeys(labels))
     unknown = [label for label in chosen if label not in known]
     if unknown:
         raise ParameterError("labels", unknown_labels(unknown, list(known)))

@@ -75,3 +75,16 @@ def test_train_a_label_named_twice_trains_it_once(small_run: Path) -> None:
     summary = api.train(small_run, ["NP", "NP"], max_iterations=2, jobs=2, on_start=plans.append)
     assert plans[0].labels == ["NP"]
     assert not summary.refused and not summary.failures and summary.states == {"NP": "stopped"}
+
+
+# ----------------------------------------------------------------------------- treebank stats
+
+
+def test_treebank_stats_refuses_preprocess_options_without_preprocess(small_treebank: Path) -> None:
+    """`treebank stats FILE --max-words 5` (or --skip-step) without --preprocess counted every raw tree, the
+    option ignored without a word, exit status 0."""
+    for option in (["--max-words", 5], ["--skip-step", "strip_function_tags"]):
+        result = invoke(["treebank", "stats", small_treebank, *option])
+        assert result.exit_code == 2 and "add --preprocess" in result.stderr
+    kept = invoke(["treebank", "stats", small_treebank, "--preprocess", "--max-words", 5, "--json"])
+    assert kept.exit_code == 0 and '"sentences"' in kept.stdout

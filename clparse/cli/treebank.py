@@ -53,6 +53,9 @@ def treebank_stats_command(files: tuple[Path, ...], preprocess: bool, max_words:
     from clparse.preprocess import PreprocessConfig, PreprocessReport, preprocess_treebank
     from clparse.read.stats import treebank_stats
 
+    if not preprocess and (max_words is not None or skip_steps):
+        # raw counts have no length filter or steps: the option would be ignored without a word
+        raise click.UsageError("--max-words and --skip-step count after preprocessing: add --preprocess")
     trees: Iterable[Any] = _read(files, skip_bad)
     report = None
     if preprocess:

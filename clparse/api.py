@@ -166,6 +166,7 @@ def prepare(db: PathLike, train: Sequence[PathLike], dev: Sequence[PathLike] = (
     from clparse.examples.prepare import prepare as prepare_run
     from clparse.store.database import new_or_existing
 
+    train, dev = treebank_paths(train, "train"), treebank_paths(dev, "dev")
     settings = PrepareSettings(max_words=max_words or None, seed=seed, max_children=max_children,
                                vocab_min=vocab_min, features=feature_config(context, templates),
                                skip_steps=tuple(skip_steps), constraints=constraints,
@@ -183,6 +184,17 @@ def prepare(db: PathLike, train: Sequence[PathLike], dev: Sequence[PathLike] = (
                                on_tagger_iteration=progress.tagger_iteration)
     except RecursionError:  # a step past reading and preprocessing (which never recurse) met a deep tree
         raise _too_deep([*train, *dev]) from None
+
+
+def treebank_paths(paths: Sequence[PathLike], parameter: str) -> list[Path]:
+    """Treebank files as the command line takes them: a directory stands for its ``*.ptb`` and ``*.mrg``
+    files, a missing path is one error naming it (it was a traceback, and a directory an
+    ``IsADirectoryError``), and one name alone is refused (a string was read one character at a time)."""
+    from clparse.read.paths import treebank_files
+
+    if isinstance(paths, (str, Path)):
+        raise ParameterError(parameter, f"give a list of file names, such as [{str(paths)!r}], not one name")
+    return treebank_files(paths)
 
 
 def _too_deep(files: Sequence[PathLike]) -> ClparseError:
@@ -362,6 +374,7 @@ def calibrate(db: PathLike, dev: Sequence[PathLike] = (), thetas: Sequence[float
     grid of :func:`calibration_grid`), store the scores, mark the best; resumes at the first unfinished Θ̂."""
     from clparse.calibrate.run import calibrate as calibrate_run
 
+    dev = treebank_paths(dev, "dev")
     guard_writable(db)  # calibration writes its scores
     settings = settings or calibration_settings(db)
     grid = list(thetas) if thetas else calibration_grid(db)
@@ -693,6 +706,7 @@ def evaluate_tags(db: PathLike, gold: Sequence[PathLike]) -> TaggingReport:
     from clparse.tag.evaluate import evaluate_tagger
     from clparse.tag.stored import NONE_TAG
 
+    gold = treebank_paths(gold, "gold")
     tagger = _tagger(db)
     sentences = ([(w, t) for w, t in tree.tagged_words() if t != NONE_TAG] for path in gold
                  for tree in read_trees(path))

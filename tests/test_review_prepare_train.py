@@ -88,3 +88,22 @@ def test_treebank_stats_refuses_preprocess_options_without_preprocess(small_tree
         assert result.exit_code == 2 and "add --preprocess" in result.stderr
     kept = invoke(["treebank", "stats", small_treebank, "--preprocess", "--max-words", 5, "--json"])
     assert kept.exit_code == 0 and '"sentences"' in kept.stdout
+
+
+# ----------------------------------------------------------------------------- the Python API's paths
+
+
+def test_api_takes_treebank_directories_and_names_a_bad_path(tmp_path: Path, small_treebank: Path) -> None:
+    """api.prepare(db, ["gum/train"]), as the module's docstring shows it, ended in IsADirectoryError (only
+    the command line expanded directories); a missing file was a FileNotFoundError traceback, and a single
+    name as a string was read one character at a time (IsADirectoryError on '/')."""
+    db = tmp_path / "dir.sqlite"
+    summary = api.prepare(db, [small_treebank.parent], tagger="perceptron", tagger_iterations=1)
+    assert summary.train_sentences == SMALL
+    report = api.evaluate_tags(db, [small_treebank.parent])
+    assert report.sentences == SMALL
+    with pytest.raises(ClparseError, match="nope.ptb: no such file"):
+        api.prepare(tmp_path / "other.sqlite", [tmp_path / "nope.ptb"])
+    with pytest.raises(ClparseError, match="not one name"):
+        api.prepare(tmp_path / "other.sqlite", str(small_treebank))  # type: ignore[arg-type]
+    assert not (tmp_path / "other.sqlite").exists()

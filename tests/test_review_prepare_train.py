@@ -107,3 +107,22 @@ def test_api_takes_treebank_directories_and_names_a_bad_path(tmp_path: Path, sma
     with pytest.raises(ClparseError, match="not one name"):
         api.prepare(tmp_path / "other.sqlite", str(small_treebank))  # type: ignore[arg-type]
     assert not (tmp_path / "other.sqlite").exists()
+
+
+def test_prepare_refuses_a_file_given_twice(tmp_path: Path, small_treebank: Path) -> None:
+    """`prepare --train gum/train gum/train/a.ptb` (or a file twice, or a copy) stored and trained on every
+    tree of it twice, exit status 0."""
+    db = tmp_path / "twice.sqlite"
+    (tmp_path / "copies").mkdir()
+    copy = tmp_path / "copies" / "copy.mrg"
+    copy.write_bytes(small_treebank.read_bytes())
+    with pytest.raises(ClparseError, match="given twice"):
+        api.prepare(db, [small_treebank, small_treebank])
+    with pytest.raises(ClparseError, match="same contents as"):
+        api.prepare(db, [small_treebank, copy])
+    result = invoke(["prepare", "--db", db, "--train", small_treebank.parent, small_treebank])
+    assert result.exit_code == 2 and "given twice" in result.stderr
+    assert not db.exists()
+    # the same file as train and dev is not a repeat: a quick check of a pipeline may want it
+    summary = api.prepare(db, [small_treebank], [small_treebank], tagger="perceptron", tagger_iterations=1)
+    assert summary.train_sentences == summary.dev_sentences == SMALL

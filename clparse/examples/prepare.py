@@ -167,6 +167,7 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
         raise ParameterError("train", "give at least one training file")
     files = [(split, Path(p), _sha256(Path(p)))
              for split, paths in (("train", train), ("dev", dev)) for p in paths]
+    _refuse_repeated(files)
     digest = input_digest(files, settings)
     with Database(db) as database:
         runs = Runs(database)
@@ -209,6 +210,18 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
                        f"{summary.features} features, POS tagger {_accuracy(accuracy)}; "
                        f"{summary.seconds:.1f} s for the run, {summary.tagger_seconds:.1f} s for the tagger")
     return summary
+
+
+def _refuse_repeated(files: Sequence[tuple[str, Path, str]]) -> None:
+    """A file given twice in a split (``--train gum/train gum/train/a.ptb``, or a copy) would have its
+    trees stored, and trained on, twice without a word: refuse it, naming both."""
+    seen: dict[tuple[str, str], Path] = {}
+    for split, path, sha in files:
+        first = seen.setdefault((split, sha), path)
+        if first is not path:
+            same = "given twice" if first.resolve() == path.resolve() else f"the same contents as {first}"
+            raise ParameterError(split, f"{path}: {same}; each tree would be stored twice (give each file "
+                                        "once)")
 
 
 def _refuse_other_tagger(db: Path, run_id: int, config: dict[str, Any], settings: PrepareSettings) -> None:

@@ -312,11 +312,20 @@ def status(db: PathLike, labels: Sequence[str] | None = None, *, check: bool = F
     from clparse.store.database import quick_check
     from clparse.train import label_status
 
+    if isinstance(labels, str):  # `r.label in "SBARQ"` matched S and SBAR too
+        raise ParameterError("labels", f"give a list of label names, not the string {labels!r}")
     rows = label_status(db)
     if check:
         # after reading: damage met while reading is told as such, the rest of the file is checked
         quick_check(db)
-    return [r for r in rows if labels is None or r.label in labels]
+    if labels is None:
+        return rows
+    unknown = sorted(set(labels) - {r.label for r in rows})
+    if unknown:  # as train says it; leaving them out gave fewer rows in silence
+        from clparse.train.parallel import unknown_labels
+
+        raise ParameterError("labels", unknown_labels(unknown, [r.label for r in rows]))
+    return [r for r in rows if r.label in labels]
 
 
 def finished_labels(db: PathLike, labels: Sequence[str] | None = None,

@@ -126,3 +126,18 @@ def test_prepare_refuses_a_file_given_twice(tmp_path: Path, small_treebank: Path
     # the same file as train and dev is not a repeat: a quick check of a pipeline may want it
     summary = api.prepare(db, [small_treebank], [small_treebank], tagger="perceptron", tagger_iterations=1)
     assert summary.train_sentences == summary.dev_sentences == SMALL
+
+
+# ----------------------------------------------------------------------------- status from Python
+
+
+def test_api_status_labels_are_names_not_substrings(small_run: Path) -> None:
+    """api.status(db, "SBARQ") matched every label that is a substring of the string (S, SBAR too); a label
+    the run does not have was left out without a word (finished_labels the same)."""
+    names = [r.label for r in api.status(small_run)]
+    assert "NP" in names and "S" in names
+    assert [r.label for r in api.status(small_run, ["NP"])] == ["NP"]
+    with pytest.raises(ClparseError, match="not the string"):
+        api.status(small_run, "NP")  # type: ignore[arg-type]
+    with pytest.raises(ClparseError, match="no label NNP in this run; did you mean NP"):
+        api.finished_labels(small_run, ["NNP"])

@@ -141,3 +141,13 @@ def test_api_status_labels_are_names_not_substrings(small_run: Path) -> None:
         api.status(small_run, "NP")  # type: ignore[arg-type]
     with pytest.raises(ClparseError, match="no label NNP in this run; did you mean NP"):
         api.finished_labels(small_run, ["NNP"])
+
+
+def test_prepare_refuses_jackknife_options_without_jackknife(tmp_path: Path, small_treebank: Path) -> None:
+    """`prepare --folds 5` (or --fold-order, --jobs) without --train-tags jackknife prepared a gold-tag run,
+    the option ignored without a word (it is not even in the run's digest), exit status 0."""
+    db = tmp_path / "gold.sqlite"
+    for option in (["--folds", 5], ["--fold-order", "contiguous"], ["--jobs", 2]):
+        result = invoke(["prepare", "--db", db, "--train", small_treebank, *option])
+        assert result.exit_code == 2 and "only with --train-tags jackknife" in result.stderr
+        assert not db.exists()

@@ -108,6 +108,13 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], **
     """
     from clparse.progress import Progress, Ticker
 
+    if settings["train_tags"] != "jackknife":  # these shape only the jackknife: unused, said so
+        ctx = click.get_current_context()
+        given = [f"--{name.replace('_', '-')}" for name in ("folds", "fold_order", "jobs")
+                 if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE]
+        if given:
+            raise click.UsageError(f"{' and '.join(given)} apply only with --train-tags jackknife (the "
+                                   "jackknife's folds and taggers); leave them out or add it", ctx)
     bars: dict[str, Progress] = {}
 
     def phase(name: str, bar: Progress) -> None:

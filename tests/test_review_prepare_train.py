@@ -151,3 +151,17 @@ def test_prepare_refuses_jackknife_options_without_jackknife(tmp_path: Path, sma
         result = invoke(["prepare", "--db", db, "--train", small_treebank, *option])
         assert result.exit_code == 2 and "only with --train-tags jackknife" in result.stderr
         assert not db.exists()
+
+
+# ----------------------------------------------------------------------------- tag
+
+
+def test_tag_refuses_top_without_eval(tmp_path: Path, small_run: Path) -> None:
+    """`clparse tag --top 5 FILE` tagged FILE with --top ignored without a word (--json was refused)."""
+    text = tmp_path / "text.txt"
+    text.write_text("The dog barked .\n", encoding="utf-8")
+    result = invoke(["tag", "--db", small_run, "--top", 5, text])
+    assert result.exit_code == 2 and "--top is for the report of --eval" in result.stderr
+    tagged = invoke(["tag", "--db", small_run, text])
+    assert tagged.exit_code == 0 and [w.rpartition("/")[0] for w in tagged.stdout.split()] == \
+        ["The", "dog", "barked", "."]

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from clparse import api
 from clparse.cli.core import main, one_line, with_options
@@ -184,6 +185,8 @@ def tag_command(db: Path, files: tuple[str, ...], gold: tuple[Path, ...], top: i
         raise click.UsageError("--eval tags the gold trees' own words: give FILES or --eval, not both")
     if as_json and not gold:
         raise click.UsageError("--json is for the report of --eval")
+    if not gold and click.get_current_context().get_parameter_source("top") is ParameterSource.COMMANDLINE:
+        raise click.UsageError("--top is for the report of --eval")  # tagging FILES lists no confusions
     if gold:
         report = api.evaluate_tags(db, gold)
         click.echo(json.dumps(report.to_dict(top), indent=2) if as_json else report.format(top))

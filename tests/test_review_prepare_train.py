@@ -165,3 +165,10 @@ def test_tag_refuses_top_without_eval(tmp_path: Path, small_run: Path) -> None:
     tagged = invoke(["tag", "--db", small_run, text])
     assert tagged.exit_code == 0 and [w.rpartition("/")[0] for w in tagged.stdout.split()] == \
         ["The", "dog", "barked", "."]
+
+
+def test_train_refuses_dask_batch_without_dask(small_run: Path) -> None:
+    """`train --dask-batch 10` without --dask trained here with the option ignored without a word."""
+    result = invoke(["train", "--db", small_run, "--labels", "NP", "--max-iterations", 1, "--dask-batch", 10])
+    assert result.exit_code == 2 and "give --dask too" in result.stderr
+    assert api.status(small_run, ["NP"])[0].iteration == 0  # nothing trained

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from clparse import api
 from clparse.cli.core import main, one_line
@@ -111,7 +112,7 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], **
     if settings["train_tags"] != "jackknife":  # these shape only the jackknife: unused, said so
         ctx = click.get_current_context()
         given = [f"--{name.replace('_', '-')}" for name in ("folds", "fold_order", "jobs")
-                 if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE]
+                 if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE]
         if given:
             raise click.UsageError(f"{' and '.join(given)} apply only with --train-tags jackknife (the "
                                    "jackknife's folds and taggers); leave them out or add it", ctx)
@@ -239,6 +240,9 @@ def train_command(db: Path, labels: str | None, until_theta: float | None, max_i
     label; a run paused cleanly by a signal says "paused; run the same command again to resume" and
     exits 130 after Ctrl-C (SIGINT) and 143 after SIGTERM (128 + the signal's number).
     """
+    if dask is None and click.get_current_context().get_parameter_source("dask_batch") \
+            is ParameterSource.COMMANDLINE:
+        raise click.UsageError("--dask-batch sizes what a Dask worker sends back: give --dask too")
     chosen = [x.strip() for x in labels.split(",")] if labels is not None else None
     view = _TrainingView(db)
     flag = stop_request("iteration", "clparse train")

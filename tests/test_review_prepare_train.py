@@ -172,3 +172,19 @@ def test_train_refuses_dask_batch_without_dask(small_run: Path) -> None:
     result = invoke(["train", "--db", small_run, "--labels", "NP", "--max-iterations", 1, "--dask-batch", 10])
     assert result.exit_code == 2 and "give --dask too" in result.stderr
     assert api.status(small_run, ["NP"])[0].iteration == 0  # nothing trained
+
+
+def test_prepare_refuses_dev_files_the_length_filter_empties(tmp_path: Path, small_treebank: Path) -> None:
+    """`prepare --dev long.ptb` whose every sentence is over --max-words stored no dev sentence with exit
+    status 0 ("0 dev sentences"); calibrate then said "prepare was given no --dev"."""
+    from clparse.data import sample_path
+
+    long = [t for t in read_trees(sample_path("dev")) if len(t.words()) > 25][:2]
+    dev = tmp_path / "long.mrg"
+    dev.write_text("".join(format_tree(t) + "\n" for t in long), encoding="utf-8")
+    db = tmp_path / "long.sqlite"
+    with pytest.raises(ClparseError, match=r"no dev sentence survived .* \(at most 15 words\)"):
+        api.prepare(db, [small_treebank], [dev], tagger="perceptron", tagger_iterations=1)
+    assert not db.exists()
+    summary = api.prepare(db, [small_treebank], [dev], max_words=0, tagger="perceptron", tagger_iterations=1)
+    assert summary.dev_sentences == 2

@@ -337,6 +337,11 @@ def _read(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings, sum
     summary.preprocess = report.to_dict()
     if not kept["train"]:
         raise ConfigurationError("no training sentence survived preprocessing and the length filter")
+    if not kept["dev"] and any(split == "dev" for split, _, _ in files):
+        # else the dev files vanish without a word, and calibrate later says prepare was given none
+        raise ConfigurationError(f"no dev sentence survived preprocessing and the length filter (at most "
+                                 f"{settings.max_words} words): give dev files with shorter sentences, or "
+                                 "--max-words 0 for every length")
     return kept, file_trees, records
 
 

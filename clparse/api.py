@@ -243,6 +243,9 @@ def boost_settings(db: PathLike, options: TrainOptions) -> Any:
     if smoothing is None and started is not None and started.rule == rule:
         smoothing = started.smoothing  # None otherwise: the rule's own default
     sample = options.sample if options.sample is not None else (started.sample if started else None)
+    if sample is None and options.sample_seed is not None:  # it would seed nothing, and be stored
+        raise ParameterError("sample_seed", "seeds the per-tree samples, and this run's labels are trained "
+                                            "on every example: give the sample size too")
     sample_seed = options.sample_seed
     if sample_seed is None:
         sample_seed = started.sample_seed if started is not None else 0

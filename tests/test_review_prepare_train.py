@@ -188,3 +188,18 @@ def test_prepare_refuses_dev_files_the_length_filter_empties(tmp_path: Path, sma
     assert not db.exists()
     summary = api.prepare(db, [small_treebank], [dev], max_words=0, tagger="perceptron", tagger_iterations=1)
     assert summary.dev_sentences == 2
+
+
+def test_train_refuses_sample_seed_without_sample(small_run: Path) -> None:
+    """`train --sample-seed 5` on a run trained on every example was ignored without a word, yet stored: a
+    later `--sample-seed 0` was then refused as a change of settings."""
+    result = invoke(["train", "--db", small_run, "--labels", "NP", "--max-iterations", 1, "--sample-seed", 5])
+    assert result.exit_code == 2 and "'--sample-seed'" in result.stderr
+    assert "give the sample size too" in result.stderr
+    assert api.status(small_run, ["NP"])[0].iteration == 0
+    sampled = invoke(["train", "--db", small_run, "--labels", "NP", "--max-iterations", 1, "--sample", 50,
+                      "--sample-seed", 5])
+    assert sampled.exit_code == 0
+    resumed = invoke(["train", "--db", small_run, "--labels", "NP", "--max-iterations", 2,
+                      "--sample-seed", 5])
+    assert resumed.exit_code == 0 and api.status(small_run, ["NP"])[0].iteration == 2

@@ -64,6 +64,20 @@ def test_low_and_guillemet_quotes_get_a_direction():
     assert words(split_text("Er sagte „Hallo“.", quotes="raw")) == [["Er", "sagte", "„", "Hallo", "“", "."]]
 
 
+@pytest.mark.parametrize("fmt, line", [("tokens", "The dog barked ."),
+                                       ("tagged", "The/DT dog/NN barked/VBD ./."),
+                                       ("text", "The dog barked.")])
+def test_a_byte_order_mark_past_the_first_line_is_not_part_of_a_word(tmp_path: Path, fmt: str, line: str):
+    # `cat a.txt b.txt` where b.txt starts with a BOM: line 2 begins with one
+    from clparse.read.sentences import read_sentences
+
+    plain, joined = tmp_path / "plain.txt", tmp_path / "joined.txt"
+    plain.write_text(f"{line}\n\n{line}\n", encoding="utf-8")
+    joined.write_text(f"\ufeff{line}\n\n\ufeff{line}\n", encoding="utf-8")
+    assert list(read_sentences([str(joined)], fmt)) == list(read_sentences([str(plain)], fmt))
+    assert words(split_text("left\ufeff. Now")) == [["left", "."], ["Now"]]
+
+
 def test_a_zero_width_space_separates_words():
     assert words(split_text("They left\u200b. Now\u200bhere")) == [["They", "left", "."], ["Now", "here"]]
     assert split_text("\u200b \u200b") == []
@@ -113,9 +127,10 @@ ALPHABET = st.sampled_from(
     list("abcxyzABCXYZ0123456789 .,;:!?'\"()[]{}-–—/&$%#@*+=<>_`~^|\\") + list("“”‘’„«»…")
     + list("éüñßçøÆŒ") + ["\n", "\n\n", "\t", "\r\n", "\u00a0", "n't", "'s", "Dr.", "U.S.", "etc.", "--",
                           ":)", "):", "e-mail", "non-", "3.5", "😀", "🏽", "\u200d", "🇺", "\ufe0f", "\u0301",
-                          "\u200b"]
+                          "\u200b", "\ufeff"]
 )
 ZWSP = "\u200b"  # white space for the splitter: a break between words
+BOM = "\ufeff"  # likewise (a stray byte-order mark)
 TEXT = st.lists(ALPHABET, max_size=80).map("".join)
 
 
@@ -128,11 +143,11 @@ def check_offsets(text: str, sentences: list[TextSentence]) -> None:
             source = text[start:end]
             assert start >= previous_end and end > start  # increasing, not overlapping, not empty
             assert token in (ptb_token(source, True), ptb_token(source, False)), (token, source)
-            assert not any(c.isspace() or c == ZWSP for c in source)
+            assert not any(c.isspace() or c in (ZWSP, BOM) for c in source)
             covered.update(range(start, end))
             previous_end = end
     for i, char in enumerate(text):
-        if not char.isspace() and char != ZWSP:
+        if not char.isspace() and char not in (ZWSP, BOM):
             assert i in covered, (i, char, text)
 
 

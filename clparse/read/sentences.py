@@ -87,10 +87,13 @@ def _lines(name: str) -> Iterator[tuple[int, str]]:
                                    "of tokenized sentences")
             raw = without_bom(raw, number)  # Windows editors start UTF-8 files with one
             try:
-                yield number, raw.decode("utf-8")
+                text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise ClparseError(f"{name}:{number}: byte {exc.start + 1} is not UTF-8 text "
                                    "(binary file, or another encoding?)") from None
+            # A byte-order mark further on (files concatenated with `cat`) is not text either: read as a
+            # space, one character for one, so text input's offsets hold.
+            yield number, text.replace("\ufeff", " ") if "\ufeff" in text else text
     finally:
         if name != "-":
             handle.close()

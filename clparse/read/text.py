@@ -55,7 +55,7 @@ ABBREVIATIONS = (
 
 _LINE_BREAK = r"(?:\r\n|\r(?!\n)|\n)"  # "\r\n" is one line break, not two
 _BLANK_LINE = re.compile(_LINE_BREAK + r"[^\S\r\n]*" + _LINE_BREAK)
-_WHITE = re.compile(r"[\s\u200b]")  # a zero-width space separates words as a space does
+_WHITE = re.compile(r"[\s\u200b\ufeff]")  # a zero-width space or a stray byte-order mark separates words
 _DASH_RUN = re.compile(r"--+")
 _OPENING_CONTEXT = set("([{<“‘«`\"'") | {"-", "—", "–"}
 _EMOTICON_CHARS = set("():;=[]<>^_|\\/*")

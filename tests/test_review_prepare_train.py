@@ -203,3 +203,18 @@ def test_train_refuses_sample_seed_without_sample(small_run: Path) -> None:
     resumed = invoke(["train", "--db", small_run, "--labels", "NP", "--max-iterations", 2,
                       "--sample-seed", 5])
     assert resumed.exit_code == 0 and api.status(small_run, ["NP"])[0].iteration == 2
+
+
+def test_prepare_says_how_many_training_sentences_it_could_not_train_on(tmp_path: Path,
+                                                                       small_treebank: Path) -> None:
+    # a flat phrase of 7 children is wider than K = 5: the sentence is stored, not trained on
+    wide = "(ROOT (S (NP (DT a) (JJ b) (JJ c) (JJ d) (JJ e) (JJ f) (NN g)) (VP (VBD ran)) (. .)))\n"
+    treebank = tmp_path / "wide.ptb"
+    treebank.write_text(small_treebank.read_text(encoding="utf-8") + wide, encoding="utf-8")
+    done = invoke(["prepare", "--db", tmp_path / "run.sqlite", "--train", treebank, "--tagger", "perceptron"])
+    assert done.exit_code == 0, done.stderr
+    assert (f"{SMALL + 1} training sentences (1 not trained on: a phrase wider than K = 5 or against the "
+            "candidate constraints; sentences.skip_reason says which)") in done.output
+    again = invoke(["prepare", "--db", tmp_path / "small.sqlite", "--train", small_treebank, "--tagger",
+                    "perceptron"])
+    assert f"{SMALL} training sentences, " in again.output

@@ -205,8 +205,12 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
                                     spec=TaggerSpec(settings.tagger, settings.tagger_iterations),
                                     on_iteration=on_tagger_iteration)
         summary.tagger_seconds = time.perf_counter() - tagger_start
-    summary.message = (f"prepared run {summary.run_id}: {summary.train_sentences} training sentences, "
-                       f"{summary.dev_sentences} dev sentences, {summary.rows} feature rows, "
+    report = summary.generation
+    unused = 0 if report is None else report.too_wide + report.breaks_constraints
+    skipped = (f" ({unused} not trained on: a phrase wider than K = {settings.max_children} or against the "
+               "candidate constraints; sentences.skip_reason says which)" if unused else "")
+    summary.message = (f"prepared run {summary.run_id}: {summary.train_sentences} training sentences"
+                       f"{skipped}, {summary.dev_sentences} dev sentences, {summary.rows} feature rows, "
                        f"{summary.features} features, POS tagger {_accuracy(accuracy)}; "
                        f"{summary.seconds:.1f} s for the run, {summary.tagger_seconds:.1f} s for the tagger")
     return summary

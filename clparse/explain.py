@@ -199,6 +199,12 @@ def explain(parser: Parser, sentence: Any, top: int = 3) -> Explanation:
     explain every constituent's confidence by the ``top`` trees with the largest |κ|."""
     if top < 0:
         raise ParameterError("top", f"must be a whole number ≥ 0, got {top!r}")
+    stored = getattr(parser, "stored", None)  # a CombinedParser: `clparse combine`'s database
+    if stored is not None:
+        members = ", ".join(m.source + (f"@{m.theta}" if m.theta not in (None, "best") else "")
+                            for m in stored.members)
+        raise ClparseError("explain takes one parser's database; this is a combination (clparse combine), "
+                           f"whose trees are its members': explain a member ({members})")
     if parser.source is None:
         raise ClparseError("explain needs a parser opened from a database (Parser.from_db): the trees' "
                            "ids are read from it")

@@ -70,6 +70,16 @@ def test_one_member_with_one_tree_parses_as_that_member(trained_db: Path, dev_fi
     assert combined[1] == alone[1]
 
 
+def test_explain_on_a_combination_names_its_members(trained_db: Path, dev_file: Path, tmp_path: Path) -> None:
+    combo = tmp_path / "one.sqlite"
+    fit_members([MemberSpec("clparse", trained_db, "3")], [dev_file], combo, k=1, beam=20, max_evaluations=10,
+                progress=False)
+    code, out, err = run("explain", "--db", str(combo), "The", "dog", "barked", ".")
+    assert code == 1 and out == ""
+    assert err == (f"Error: explain takes one parser's database; this is a combination (clparse combine), "
+                   f"whose trees are its members': explain a member ({trained_db.resolve()}@3)\n")
+
+
 def test_combine_refuses_a_training_run_as_its_output(trained_db: Path, dev_file: Path,
                                                       db_copy: Path) -> None:
     code, _, err = run("combine", "--member", f"{trained_db}@3", "--dev", str(dev_file), "--out",

@@ -192,3 +192,16 @@ def test_properties(a: Tree) -> None:
     assert (ab.matched, ab.gold_brackets, ab.test_brackets) == (ba.matched, ba.test_brackets,
                                                                 ba.gold_brackets)
     assert ab.matched <= min(ab.gold_brackets, ab.test_brackets)
+
+
+def test_a_word_mismatch_between_lookalike_spellings_shows_code_points() -> None:
+    # "Zoë" composed (U+00EB) against decomposed (e + U+0308): printed alike, so shown as code points
+    composed, decomposed = "Zo\u00eb", "Zoe\u0308"
+    gold = parse_tree(f"(S (NP (NNP {composed})) (VP (VBD ran)))")
+    test = parse_tree(f"(S (NP (NNP {decomposed})) (VP (VBD ran)))")
+    result = evaluate_sentence(0, gold, test, EvalbParams())
+    assert result.status == "error"
+    assert result.message == ("word mismatch at position 1: gold 'Zo\\xeb', test 'Zoe\\u0308' (the same "
+                              "letters, encoded differently)")
+    other = evaluate_sentence(0, gold, parse_tree("(S (NP (NNP Zoe)) (VP (VBD ran)))"), EvalbParams())
+    assert other.message == "word mismatch at position 1: gold 'Zoë', test 'Zoe'"

@@ -26,6 +26,7 @@ clparse's default parameters are COLLINS.prm plus ``DELETE_LABEL ROOT``, so a
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -225,9 +226,14 @@ def evaluate_sentence(index: int, gold: Tree, test: Tree, params: EvalbParams) -
                                       f"(gold: {' '.join(g.words)} | test: {' '.join(t.words)})")
     for position, (gw, tw) in enumerate(zip(g.words, t.words)):
         if not params.words_equal(gw, tw):
+            # Words that look alike on screen (composed against decomposed accents, a no-break space) are
+            # shown with their code points.
+            alike = unicodedata.normalize("NFKC", gw) == unicodedata.normalize("NFKC", tw)
+            shown = (ascii(gw), ascii(tw)) if alike else (repr(gw), repr(tw))
             return SentenceResult(index, g.length, "error",
-                                  message=f"word mismatch at position {position + 1}: gold {gw!r}, test "
-                                          f"{tw!r}")
+                                  message=f"word mismatch at position {position + 1}: gold {shown[0]}, test "
+                                          f"{shown[1]}" + (" (the same letters, encoded differently)" if alike
+                                                           else ""))
     used = [False] * len(t.brackets)
     matched = 0
     for gb in g.brackets:

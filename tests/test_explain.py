@@ -176,6 +176,14 @@ def test_tagged_input_keeps_its_tags(trained_db: Path) -> None:
     assert data["tags"] == ["NNS", "VBP"]
 
 
+def test_a_tag_never_seen_in_training_is_warned_about_once(trained_db: Path) -> None:
+    done = invoke(["explain", "--db", trained_db, "--theta", THETA, "--input-format", "tagged"],
+                  "Dogs/NNS bark/XYZ loudly/XYZ ./.\nCats/NNS purr/VBP ./.\n")
+    assert done.exit_code == 0, done.stderr
+    assert done.stderr == ("warning: sentence 1: token 2 has tag 'XYZ', never seen in training (warned once "
+                           "per tag)\n")
+
+
 def test_a_flat_tree_says_why(trained_db: Path) -> None:
     found = explain(Parser.from_db(trained_db, theta=THETA, max_words=2), SENTENCE)
     assert found.fallback and found.constituents == []

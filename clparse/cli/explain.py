@@ -62,6 +62,14 @@ def explain_command(db: Path, sentence: tuple[str, ...], theta: float | str, inp
     sentences = _sentences(sentence, input_format)
     api.check_readable(db, damage=False)  # a wrong path named at once; damage while the model loads
     parser = api.open_parser(db, theta, **search)
+    if input_format == "tagged":  # as parse does: a tag no feature knows is warned about, once
+        known, warned = api.known_tags(db), set()
+        for number, tokens in enumerate(sentences, 1):
+            for column, (_, tag) in enumerate(tokens, 1):
+                if tag not in known and tag not in warned:
+                    warned.add(tag)
+                    click.echo(f"warning: sentence {number}: token {column} has tag {tag!r}, never seen in "
+                               "training (warned once per tag)", err=True)
     for number, tokens in enumerate(sentences):
         found = explain(parser, tokens, top)
         if as_json:

@@ -218,3 +218,12 @@ def test_prepare_says_how_many_training_sentences_it_could_not_train_on(tmp_path
     again = invoke(["prepare", "--db", tmp_path / "small.sqlite", "--train", small_treebank, "--tagger",
                     "perceptron"])
     assert f"{SMALL} training sentences, " in again.output
+
+
+def test_a_label_already_past_max_iterations_says_so() -> None:
+    from clparse.train import StopRule
+
+    rule = StopRule(max_iterations=10)
+    assert rule.reached(10, 5.0, 40) == "reached 10 iterations"
+    assert rule.reached(30, 5.0, 90) == "already 30 iterations, past the stop at 10"
+    assert rule.reached(9, 5.0, 40) is None

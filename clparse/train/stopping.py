@@ -38,7 +38,8 @@ class StopRule:
         if self.until_theta is not None and theta < self.until_theta:
             return f"Θ = {theta:.6g} fell below the stop at Θ {self.until_theta:g}"
         if self.max_iterations is not None and iteration >= self.max_iterations:
-            return f"reached {self.max_iterations} iterations"
+            return (f"reached {self.max_iterations} iterations" if iteration == self.max_iterations
+                    else f"already {iteration} iterations, past the stop at {self.max_iterations}")
         if self.max_splits is not None and splits >= self.max_splits:
             return f"reached {self.max_splits} splits ({splits})"
         return None

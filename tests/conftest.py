@@ -13,11 +13,16 @@ each has a smaller fast test of the same thing) are skipped unless pytest is giv
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import apsw
 import pytest
+
+if TYPE_CHECKING:
+    from click.testing import Result
 
 SLOW_REASON = "slow: run with pytest --slow"
 
@@ -134,3 +139,17 @@ def copy_trained_db(trained_db: Path, tmp_path_factory: pytest.TempPathFactory) 
 def db_copy(copy_trained_db: Callable[[], Path]) -> Path:
     """A writable copy of ``trained_db`` for one test."""
     return copy_trained_db()
+
+
+def invoke_cli(args: list[object], stdin: str | None = None) -> Result:
+    """Run the CLI in-process with stdout and stderr kept apart, whatever click's version (an exception
+    stays in ``result.exception``)."""
+    from click.testing import CliRunner
+
+    from clparse.cli import main
+
+    if "mix_stderr" in inspect.signature(CliRunner.__init__).parameters:  # click < 8.2
+        runner = CliRunner(mix_stderr=False)  # type: ignore[call-arg]
+    else:
+        runner = CliRunner()
+    return runner.invoke(main, [str(a) for a in args], input=stdin)

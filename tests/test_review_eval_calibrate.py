@@ -3,27 +3,19 @@ each test failed before its fix."""
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
 from clparse.calibrate.run import CalibrationSettings, calibrate, dev_trees
-from clparse.cli import main
 from clparse.evaluate import EvalbParams
 from clparse.evaluate.evalb import score_view
 from clparse.read.ptb import format_tree
-from tests.conftest import read_rows
+from tests.conftest import invoke_cli, read_rows
 
 
-def invoke(args: list[object], stdin: str | None = None) -> Result:
-    if "mix_stderr" in inspect.signature(CliRunner.__init__).parameters:  # click < 8.2
-        runner = CliRunner(mix_stderr=False)  # type: ignore[call-arg]
-    else:
-        runner = CliRunner()
-    return runner.invoke(main, [str(a) for a in args], input=stdin)
+invoke = invoke_cli
 
 
 # ----------------------------------------------------------------------------- calibrate --tags tagger

@@ -3,27 +3,20 @@
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
 from clparse import api
-from clparse.cli import main
 from clparse.errors import ClparseError
 from clparse.read import read_trees
 from clparse.read.ptb import format_tree
+from tests.conftest import invoke_cli
 
 SMALL = 12  # training trees of the small runs below (prepare takes a second or two)
 
 
-def invoke(args: list[object], stdin: str | None = None) -> Result:
-    if "mix_stderr" in inspect.signature(CliRunner.__init__).parameters:  # click < 8.2
-        runner = CliRunner(mix_stderr=False)  # type: ignore[call-arg]
-    else:
-        runner = CliRunner()
-    return runner.invoke(main, [str(a) for a in args], input=stdin)
+invoke = invoke_cli
 
 
 @pytest.fixture

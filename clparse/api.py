@@ -177,6 +177,10 @@ def prepare(db: PathLike, train: Sequence[PathLike], dev: Sequence[PathLike] = (
         raise ParameterError("seed", f"must be a whole number ≥ 0, got {seed!r}")
     progress = progress or PrepareProgress()
     guard_writable(db)
+    # Allowed (a quick check of a pipeline may want it), but every dev score would be on training trees.
+    for both in sorted({p.resolve() for p in train} & {p.resolve() for p in dev}):
+        warn(f"warning: {both} is in both --train and --dev: dev scores (calibration, the best Θ̂) are then "
+             "measured on training sentences")
     try:
         with new_or_existing(db, echo=echo, warn=warn):
             return prepare_run(db, train, dev, settings, progress=progress.sentences, total=progress.start,

@@ -117,8 +117,12 @@ def test_prepare_refuses_a_file_given_twice(tmp_path: Path, small_treebank: Path
     assert result.exit_code == 2 and "given twice" in result.stderr
     assert not db.exists()
     # the same file as train and dev is not a repeat: a quick check of a pipeline may want it
-    summary = api.prepare(db, [small_treebank], [small_treebank], tagger="perceptron", tagger_iterations=1)
+    warned: list[str] = []
+    summary = api.prepare(db, [small_treebank], [small_treebank], tagger="perceptron", tagger_iterations=1,
+                          warn=warned.append)
     assert summary.train_sentences == summary.dev_sentences == SMALL
+    assert warned == [f"warning: {small_treebank.resolve()} is in both --train and --dev: dev scores "
+                      "(calibration, the best Θ̂) are then measured on training sentences"]
 
 
 # ----------------------------------------------------------------------------- status from Python

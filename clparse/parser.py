@@ -22,6 +22,7 @@ serialisation and the output formats: :mod:`clparse.output` (docs/output.md).
 from __future__ import annotations
 
 import io
+import numbers
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,6 +145,12 @@ class SearchOptions:
     def __post_init__(self) -> None:
         from clparse.search.aggregate import AGGREGATORS
 
+        # Checked first: a float or string (the API, a spaCy config) failed deep in the search as a
+        # TypeError, and True passed as beam 1 (greedy) without a word.
+        for name in ("beam", "max_pops", "kbest", "max_words", "tag_alternatives"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise ConfigurationError(f"{name} must be a whole number, got {value!r}")
         if self.beam < 1 or self.max_pops < 1 or self.kbest < 1:
             raise ConfigurationError("beam, max_pops and kbest must be at least 1")
         if self.max_words < 0:

@@ -1,0 +1,22 @@
+"""Faults a reviewer found in `clparse parse` and its Python API, one test each (fails before its fix)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from clparse.errors import ConfigurationError
+from clparse.parser import SearchOptions
+
+
+@pytest.mark.parametrize("setting", [{"beam": 2.5}, {"max_pops": 1.5}, {"beam": "10"}, {"beam": True},
+                                     {"kbest": 2.0}, {"max_words": 2.5}, {"tag_alternatives": 1.0}])
+def test_search_options_refuse_what_is_not_a_whole_number(setting: dict[str, object]) -> None:
+    # beam=2.5 from open_parser was a TypeError deep in the search; beam=True was greedy without a word
+    name = next(iter(setting))
+    with pytest.raises(ConfigurationError, match=f"{name} must be a whole number"):
+        SearchOptions(**setting)  # type: ignore[arg-type]
+
+
+def test_search_options_take_numpy_integers() -> None:
+    assert SearchOptions(beam=np.int64(5)).beam == 5

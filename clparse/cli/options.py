@@ -23,7 +23,15 @@ def refuse_overwriting(output: Any, files: Iterable[str | Path], db: Path | None
     """``-o`` naming the database or an input file: writing would truncate what the command reads (the
     trained model, or the input read back as it is written). Refused before anything is written."""
     name = getattr(output, "name", "-")
-    if not isinstance(name, str) or name in ("-", "<stdout>") or not os.path.exists(name):
+    if not isinstance(name, str) or name in ("-", "<stdout>"):
+        return
+    # The file opens lazily at the first tree: a path it cannot open failed only after the model loaded
+    # (seconds to minutes), and as click's "Could not open file" rather than a line naming -o.
+    folder = os.path.dirname(name) or "."
+    if os.path.isdir(name) or not os.path.isdir(folder):
+        problem = "that is a directory" if os.path.isdir(name) else f"there is no directory {folder}"
+        raise ClparseError(f"-o {name}: {problem}; give a file in an existing directory")
+    if not os.path.exists(name):
         return
     sources = [("the database", db)] if db is not None else []
     sources += [("an input file", Path(f)) for f in files if str(f) != "-"]

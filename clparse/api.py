@@ -196,9 +196,7 @@ def treebank_paths(paths: Sequence[PathLike], parameter: str) -> list[Path]:
     ``IsADirectoryError``), and one name alone is refused (a string was read one character at a time)."""
     from clparse.read.paths import treebank_files
 
-    if isinstance(paths, (str, Path)):
-        raise ParameterError(parameter, f"give a list of file names, such as [{str(paths)!r}], not one name")
-    return treebank_files(paths)
+    return treebank_files(_file_names(paths, parameter))
 
 
 def _too_deep(files: Sequence[PathLike]) -> ClparseError:
@@ -550,10 +548,10 @@ def known_tags(db: PathLike) -> set[str]:
     return seen | PUNCTUATION_TAGS | {EMPTY_ELEMENT_TAG}
 
 
-def _file_names(files: Sequence[PathLike]) -> list[str]:
+def _file_names(files: Sequence[PathLike], parameter: str = "files") -> list[str]:
     """``files`` as names; one name alone is refused (a string would be read one character at a time)."""
     if isinstance(files, (str, Path)):
-        raise ParameterError("files", f"give a list of file names, such as [{str(files)!r}], not one name")
+        raise ParameterError(parameter, f"give a list of file names, such as [{str(files)!r}], not one name")
     return [str(name) for name in files]
 
 

@@ -135,7 +135,8 @@ class SearchOptions:
     max_pops: int = 10_000
     aggregator: str = "maxmin"
     # 0: no limit. N: longer sentences get a flat tree. The pop cap's greedy completion keeps a long
-    # sentence's search bounded (GUM dev ≤ 15 model: 100 tokens 1 CPU s, 800 tokens 7 s; docs/search.md).
+    # sentence's search bounded (K = 5 all-length GUM model: 100 tokens 1 CPU s, 800 tokens 7 s;
+    # docs/search.md).
     max_words: int = 0
     kbest: int = 1  # trees per sentence: the K best distinct ones, best first
     # Untagged input: also parse up to this many other taggings (the CRF tagger's second choice at its

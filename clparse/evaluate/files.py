@@ -7,8 +7,7 @@ from pathlib import Path
 
 from clparse.evaluate.evalb import EvalbParams, Evaluation, evaluate
 from clparse.errors import TreebankError
-from clparse.read.ptb import iter_trees_from_lines, read_trees, without_bom
-from clparse.read.sentences import _split_lone_cr
+from clparse.read.ptb import iter_trees_from_lines, read_trees, split_lone_cr, without_bom
 from clparse.read.tree import Tree
 
 
@@ -27,7 +26,7 @@ def read_parses(path: str | Path, *, one_per_line: bool = False) -> Iterator[Tre
     # treebank's is; a lone CR ends a line, as CRLF and LF do.
     name = str(path)
     with open(path, "rb") as handle:
-        for lineno, raw in enumerate(_split_lone_cr(handle), 1):
+        for lineno, raw in enumerate(split_lone_cr(handle), 1):
             try:
                 line = without_bom(raw, lineno).decode("utf-8")
             except UnicodeDecodeError as exc:

@@ -137,6 +137,22 @@ def without_bom(raw: bytes, lineno: int) -> bytes:
     return raw[len(BOM):] if lineno == 1 and raw.startswith(BOM) else raw
 
 
+# a CR byte followed by anything but LF: a line break of its own (classic Mac files)
+_LONE_CR = re.compile(rb"(?<=\r)(?=[^\n])")
+
+
+def split_lone_cr(handle: IO[bytes]) -> Iterator[bytes]:
+    """A binary file's lines, with a lone carriage return ending a line as LF and CRLF do. Reading splits
+    only at LF, so a file with CR line ends was one line: all its sentences were parsed as one, and no blank
+    line ended a paragraph of text. CRLF stays whole (reading never cuts it), and a CR byte is never part of
+    a UTF-8 character."""
+    for raw in handle:
+        if b"\r" in raw:
+            yield from _LONE_CR.split(raw)
+        else:
+            yield raw
+
+
 def _decoded_lines(handle: IO[bytes], path: str) -> Iterator[str]:
     for lineno, raw in enumerate(handle, 1):
         raw = without_bom(raw, lineno)

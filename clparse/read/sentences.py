@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import IO
 
 from clparse.errors import ClparseError, ParameterError
-from clparse.read.ptb import read_trees, without_bom
+from clparse.read.ptb import read_trees, split_lone_cr, without_bom
 from clparse.read.tree import escape_brackets
 
 FORMATS = ("tokens", "tagged", "ptb", "text")
@@ -81,7 +80,7 @@ def _lines(name: str) -> Iterator[tuple[int, str]]:
     traceback."""
     handle: IO[bytes] = sys.stdin.buffer if name == "-" else open(name, "rb")
     try:
-        for number, raw in enumerate(_split_lone_cr(handle), 1):
+        for number, raw in enumerate(split_lone_cr(handle), 1):
             if b"\x00" in raw:
                 raise ClparseError(f"{name}:{number}: binary data (NUL byte), not text; give a text file "
                                    "of tokenized sentences")
@@ -97,22 +96,6 @@ def _lines(name: str) -> Iterator[tuple[int, str]]:
     finally:
         if name != "-":
             handle.close()
-
-
-# a CR byte followed by anything but LF: a line break of its own (classic Mac files)
-_LONE_CR = re.compile(rb"(?<=\r)(?=[^\n])")
-
-
-def _split_lone_cr(handle: IO[bytes]) -> Iterator[bytes]:
-    """A binary file's lines, with a lone carriage return ending a line as LF and CRLF do. Reading splits
-    only at LF, so a file with CR line ends was one line: all its sentences were parsed as one, and no blank
-    line ended a paragraph of text. CRLF stays whole (reading never cuts it), and a CR byte is never part of
-    a UTF-8 character."""
-    for raw in handle:
-        if b"\r" in raw:
-            yield from _LONE_CR.split(raw)
-        else:
-            yield raw
 
 
 def _tagged(token: str, name: str, line: int, column: int) -> tuple[str, str]:

@@ -68,6 +68,18 @@ def test_eval_one_per_line_blank_is_failed_parse(tmp_path: Path, files: tuple[Pa
     assert code == 0 and "1 empty parse(s) skipped" in err and "Number of Skip  sentence  =      1" in out
 
 
+
+def test_eval_one_per_line_trailing_blank_line_is_named(tmp_path: Path, files: tuple[Path, Path]) -> None:
+    """A file of parses ending in an extra blank line has one parse too many: the error says why."""
+    test = tmp_path / "lines.ptb"
+    test.write_text(TEST + "\n")
+    code, _, err = invoke("eval", str(files[0]), str(test), "--one-per-line")
+    assert code == 1 and "test file has more trees" in err \
+        and "ends with a blank line, which --one-per-line reads as a failed parse" in err
+    test.write_text(TEST + TEST.splitlines()[0] + "\n")  # one tree too many, no blank line: no such hint
+    code, _, err = invoke("eval", str(files[0]), str(test), "--one-per-line")
+    assert code == 1 and "test file has more trees" in err and "blank line" not in err
+
 def test_compare(files: tuple[Path, Path]) -> None:
     code, out, _ = invoke("compare", str(files[0]), str(files[1]), str(files[0]), "--trials", "200", "--json")
     payload = json.loads(out)

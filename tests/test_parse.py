@@ -350,3 +350,26 @@ def test_the_command_line_and_the_library_share_the_search_limit() -> None:
     from clparse.cli import options
 
     assert options.SEARCH_LIMIT == parser.SEARCH_LIMIT
+
+
+def test_cli_ptb_input_reads_its_own_empty_parse_back(trained_db: Path, tmp_path: Path) -> None:
+    """``(ROOT)``, parse's output for an empty line, and ``()`` read back as empty sentences, aligned."""
+    trees = tmp_path / "mixed.ptb"
+    trees.write_text("(ROOT (S (NP (PRP I)) (VP (VBD ran))))\n(ROOT)\n()\n"
+                     "(S (NP (PRP It)) (VP (VBD went)))\n")
+    result = invoke(["parse", "--db", trained_db, "--theta", "3", "--beam", "1", "--input-format", "ptb",
+                     trees])
+    lines = result.stdout.splitlines()
+    assert result.exit_code == 0, result.stderr
+    assert len(lines) == 4 and lines[1] == lines[2] == "(ROOT)" and "I" in lines[0] and "went" in lines[3]
+    assert "tree 2 has no words" in result.stderr and "tree 3 has no words" in result.stderr
+
+
+def test_cli_output_file_started_before_the_first_tree(trained_db: Path, tmp_path: Path) -> None:
+    """A run stopped at its first sentence leaves an empty -o file, not an older run's trees."""
+    out = tmp_path / "out.ptb"
+    out.write_text("(ROOT (NP (NN old)))\n")
+    result = invoke(["parse", "--db", trained_db, "--theta", "3", "--input-format", "tagged", "-o", out],
+                    stdin="The/DT dog\n")  # stdin is read as it is parsed: the bad token stops the first tree
+    assert result.exit_code == 1 and "is not word/TAG" in result.stderr
+    assert out.read_text() == ""

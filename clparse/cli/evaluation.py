@@ -24,6 +24,7 @@ def _params(prm: Path | None, collins: bool) -> Any:
 def _scored(gold: Path, test: Path, params: Any, one_per_line: bool, what: str) -> Any:
     """:func:`~clparse.evaluate.evaluate_files` with a progress line (sentences scored, on a terminal): a
     big file took 18 s per 18,000 sentences in silence, and ``compare`` scores two."""
+    from clparse.errors import TokenMismatchError
     from clparse.evaluate import evaluate, read_parses
     from clparse.progress import Progress
     from clparse.read import read_trees
@@ -34,7 +35,26 @@ def _scored(gold: Path, test: Path, params: Any, one_per_line: bool, what: str) 
                 yield tree
                 bar.update()
 
-        return evaluate(counted(read_trees(gold)), read_parses(test, one_per_line=one_per_line), params)
+        try:
+            return evaluate(counted(read_trees(gold)), read_parses(test, one_per_line=one_per_line), params)
+        except TokenMismatchError as exc:
+            if one_per_line and str(exc).startswith("test file has more trees") and _ends_blank(test):
+                # One parse per line counts a trailing blank line as a failed parse, as EVALB does.
+                raise TokenMismatchError(f"{exc}; {test} ends with a blank line, which --one-per-line "
+                                         f"reads as a failed parse (remove it)") from None
+            raise
+
+
+def _ends_blank(path: Path) -> bool:
+    """Whether the file's last line is empty or white space (a file ending in two newlines)."""
+    with open(path, "rb") as handle:
+        handle.seek(0, 2)
+        handle.seek(max(0, handle.tell() - 4096))
+        tail = handle.read().replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    lines = tail.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()  # the newline that ends the last line
+    return bool(lines) and not lines[-1].strip()
 
 
 def _warn(result: Any, name: str = "") -> None:

@@ -139,6 +139,11 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
     total = api.count_input(names, input_format)
     parser = api.open_parser(db, theta, **search)
     click.echo(api.describe_parser(parser), err=True)
+    # The model is loaded: start the -o file now, so that a run stopped before its first tree leaves an
+    # empty file, not an older run's trees that look like this one's output.
+    start_file = getattr(output, "open", None)  # click's lazy file; stdout has no such method
+    if callable(start_file):
+        start_file()
     # No progress line when the trees go to the same terminal: it would be torn by them.
     trees_on_terminal = getattr(output, "name", "-") in ("-", "<stdout>") and is_terminal(sys.stdout)
     bar = Progress("parsing", total, "sentences", enabled=is_terminal(sys.stderr) and not trees_on_terminal)

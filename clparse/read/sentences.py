@@ -35,7 +35,12 @@ def read_sentences(names: Iterable[str], fmt: str, warn: Callable[[str], object]
         if fmt == "ptb":
             if name == "-":
                 raise ParameterError("input_format", "ptb needs file names (it cannot read stdin)")
-            for tree in read_trees(name):
+            # A childless tree, ``()`` or ``(ROOT)``, is an empty sentence: that is what parse writes for an
+            # empty line, so its own output reads back, one sentence per tree as before.
+            for index, tree in enumerate(read_trees(name, allow_empty=True), 1):
+                if not tree.children:
+                    warn(f"{name}: tree {index} has no words; its output is (ROOT), so output trees stay "
+                         "aligned with input")
                 yield list(tree.tagged_words())
             continue
         if fmt == "text":

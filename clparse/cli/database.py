@@ -49,6 +49,8 @@ def sql_command(db: Path, query: str | None, as_csv: bool, as_json: bool, write:
     \b
     clparse sql --db db/quickstart.sqlite "SELECT name, candidates, positives FROM labels"
     """
+    if as_csv and as_json:  # one format: CSV won without a word
+        raise click.UsageError("--csv and --json go apart: give one of them")
     if query is None:
         api.sql_shell(db, write=write)
         return

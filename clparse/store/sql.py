@@ -256,7 +256,9 @@ def run_query(db: str | Path, query: str, fmt: str = "table", *, write: bool = F
         connection.close()
     shown = [r for r in results if r[0]] or results[-1:]  # statements without columns print nothing
     if fmt == "json":
-        payload = [[dict(zip(columns, row)) for row in rows] for columns, rows in shown]
+        # a JSON object holds each key once: a second column of the same name (a join) would silently
+        # replace the first, so later ones are renamed as SQLite renames them (name:1, name:2, ...)
+        payload = [[dict(zip(_unique(columns), row)) for row in rows] for columns, rows in shown]
         return json.dumps(payload[0] if len(payload) == 1 else payload, indent=2) + "\n"
     if fmt == "csv":
         out = io.StringIO()
@@ -268,6 +270,19 @@ def run_query(db: str | Path, query: str, fmt: str = "table", *, write: bool = F
             writer.writerows(rows)
         return out.getvalue()
     return "\n".join(_table(columns, rows) for columns, rows in shown if columns)
+
+
+def _unique(columns: Sequence[str]) -> list[str]:
+    """The column names with repeats renamed ``name:1``, ``name:2``, ... (skipping names already taken)."""
+    taken = set(columns)
+    names: list[str] = []
+    for column in columns:
+        name, n = column, 0
+        while name in names or (n and name in taken):
+            n += 1
+            name = f"{column}:{n}"
+        names.append(name)
+    return names
 
 
 def _show(value: Any) -> Any:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # the heavy modules load when a function needs them
 
 PathLike = str | Path
 Echo = Callable[[str], object]
+SQL_FORMATS = ("table", "csv", "json")
 TEMPLATE_NAMES = ("child-extra", "head-of-child", "context-exists", "length", "span-edges", "punctuation",
                   "none")
 
@@ -101,6 +102,8 @@ def sql(db: PathLike, query: str, fmt: str = "table", *, write: bool = False) ->
     """The rows of ``query`` as text (``table``, ``csv`` or ``json``); read-only unless ``write``."""
     from clparse.query import run_query
 
+    if fmt not in SQL_FORMATS:  # anything else gave the table without a word
+        raise ParameterError("fmt", f"unknown format {fmt!r}; choose from {', '.join(SQL_FORMATS)}")
     if write:
         guard_writable(db)
     return run_query(db, query, fmt=fmt, write=write)
@@ -609,6 +612,11 @@ def parse(db: PathLike | Parser, files: Sequence[str] = ("-",), input_format: st
                                          "parse")
         check_address(dask)
         require_dask()  # one line saying how to install it, before the model is loaded
+    if not isinstance(db, (str, Path)) and (search or theta != "best"):
+        # a parser already open parses with its own Θ̂ and search: these were dropped in silence
+        given = sorted(search) + (["theta"] if theta != "best" else [])
+        raise ParameterError(given[0], f"{', '.join(given)} cannot change a parser already open: give "
+                                       "them to open_parser, or pass the database's path here")
     parser = open_parser(db, theta, **search) if isinstance(db, (str, Path)) else db
     combined = getattr(parser, "members", None)  # a CombinedParser: its lead member knows the tags
     if (combined is not None or constraints is not None) and (jobs != 1 or dask is not None):

@@ -24,7 +24,7 @@ from __future__ import annotations
 import io
 import numbers
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -103,11 +103,30 @@ def text_sentences(lines: Iterable[str]) -> Iterator[SourceSentence]:
                              tuple(joined[s - base:e - base] for s, e in sentence.spans))
 
 
-def _tokens(sentence: Sentence) -> Sequence[Any]:
-    """A sentence's tokens (strings, or (word, tag) pairs): a string is split on whitespace."""
+def _tokens(sentence: Sentence) -> list[Any]:
+    """A sentence's tokens, all words (strings) or all (word, tag) pairs: a string is split on whitespace,
+    and a pair may be a list (as JSON gives it). Anything else is one ParameterError naming the token (an
+    AttributeError or an unpacking ValueError came from deep inside before)."""
     if isinstance(sentence, str):
         return sentence.split()
-    return sentence.tokens if isinstance(sentence, SourceSentence) else sentence
+    if sentence is None:  # taken as an empty sentence, as it always was
+        return []
+    if isinstance(sentence, (bytes, bytearray)):
+        raise ParameterError("sentence", "give text (str) or a list of tokens, not bytes: decode them first")
+    tokens = list(sentence.tokens if isinstance(sentence, SourceSentence) else sentence)
+    words = bool(tokens) and isinstance(tokens[0], str)
+    for i, token in enumerate(tokens):
+        pair = isinstance(token, (tuple, list)) and len(token) == 2 and all(isinstance(x, str) for x in token)
+        if not (isinstance(token, str) if words else pair):
+            raise ParameterError("sentence", f"token {i} is {token!r}: give every token as a word (a "
+                                             "string), or every one as a (word, tag) pair of strings")
+    return tokens if words else [(token[0], token[1]) for token in tokens]
+
+
+def _clean_pairs(tagged: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(word, tag) pairs as PTB text can hold them: checked (non-empty, no white space), ``(`` and ``)``
+    spelled -LRB- and -RRB- in words and tags, as the treebank does."""
+    return [(escape_brackets(_checked(w, "word")), escape_brackets(_checked(t, "tag"))) for w, t in tagged]
 
 
 #: ``SearchOptions.tag_alternatives``' default (docs/tagger.md: measured on GUM dev).
@@ -190,7 +209,19 @@ class Parser:
 
     @classmethod
     def from_db(cls, db: str | Path, theta: float | str = "best", **options: Any) -> Parser:
-        """Rebuild the parser at Θ̂ = ``theta`` (a number, or "best": the calibrated best Θ̂)."""
+        """Rebuild the parser at Θ̂ = ``theta`` (a number, or "best": the calibrated best Θ̂); ``options``
+        are :class:`SearchOptions`' fields."""
+        unknown = sorted(set(options) - {f.name for f in fields(SearchOptions)})
+        if unknown:  # a TypeError from SearchOptions' constructor before
+            raise ParameterError(unknown[0], "no such search option; choose from "
+                                 + ", ".join(f.name for f in fields(SearchOptions)))
+        if theta != "best" and (isinstance(theta, bool) or not isinstance(theta, (numbers.Real, str))):
+            raise ParameterError("theta", f"{theta!r}: give a number or 'best'")
+        if isinstance(theta, str) and theta != "best":
+            try:
+                theta = float(theta)  # "3.0" was taken, and still is
+            except ValueError:
+                raise ParameterError("theta", f"{theta!r}: give a number or 'best'") from None
         with Database(db, readonly=True) as database:
             value = best_theta(database) if theta == "best" else float(theta)  # "best" may be a Θ̂ per label
             parser = cls.from_model(database, load_model(database, value), SearchOptions(**options))
@@ -213,10 +244,10 @@ class Parser:
         count = self.options.tag_alternatives
         tokens = _tokens(sentence)
         if not count or not tokens or isinstance(tokens[0], tuple):  # tagged input never loads the tagger
-            return [self.tag(sentence)]
+            return [self.tag(tokens)]
         alternatives = getattr(self.tagger, "alternatives", None)
         if alternatives is None:
-            return [self.tag(sentence)]
+            return [self.tag(tokens)]
         words = [escape_brackets(_checked(w, "word")) for w in tokens]
         return [list(zip(words, tags)) for tags in alternatives(words, count)]
 
@@ -228,8 +259,7 @@ class Parser:
             return []
         if isinstance(tokens[0], tuple):
             # a tag "(" (PTB .pos files) is spelled -LRB- as the treebank does: bare, it breaks the tree
-            return [(escape_brackets(_checked(str(w), "word")), escape_brackets(_checked(str(t), "tag")))
-                    for w, t in tokens]
+            return _clean_pairs(tokens)
         words = [escape_brackets(_checked(w, "word")) for w in tokens]
         if self.tagger is None:
             raise ConfigurationError("this database has no tagger (prepare it again with this clparse "
@@ -241,10 +271,10 @@ class Parser:
         (:mod:`clparse.search.brackets`)."""
         source = sentence if isinstance(sentence, SourceSentence) else None
         first, *others = self.taggings(sentence)
-        best = self.parse_tagged(first, source, brackets)
+        best = self._parse_clean(first, source, brackets)
         for tagged in others:  # the best tagging's parse stays unless another scores strictly better
             try:
-                result = self.parse_tagged(tagged, source, brackets)
+                result = self._parse_clean(tagged, source, brackets)
             except BracketError:  # brackets only over tokens this tagging makes punctuation
                 continue
             if _rank(result, self.options.aggregator) < _rank(best, self.options.aggregator):
@@ -255,6 +285,8 @@ class Parser:
         """Parse running text: split into sentences and treebank tokens (:mod:`clparse.read.text`, the
         ``clparse[text]`` extra, as ``parse --input-format text`` does), tagged by the stored tagger; each
         result has its tokens' ``offsets`` into ``text`` and their characters (``text``)."""
+        if not isinstance(text, str):  # bytes failed with an AttributeError from deep inside
+            raise ParameterError("text", f"give a str, not {type(text).__name__} (decode bytes first)")
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as exc:  # spaCy's tokenizer would fail on it with a traceback
@@ -290,7 +322,18 @@ class Parser:
         (empty elements not counted) that must or must not be constituents. Brackets that cannot hold
         (crossing, off the sentence, only over tokens the parser sets aside) raise
         :class:`~clparse.search.brackets.BracketError`; if the model can build no tree that keeps them,
-        the sentence gets a flat tree (``fallback`` says why)."""
+        the sentence gets a flat tree (``fallback`` says why). Words and tags are spelled and checked as
+        :meth:`parse` does (``(`` is -LRB-; an empty one, or one with white space, is a ParameterError)."""
+        pairs = _tokens(list(tagged))
+        if pairs and not isinstance(pairs[0], tuple):
+            raise ParameterError("sentence", "parse_tagged takes (word, tag) pairs; parse() takes words")
+        # Spelled here too: a bare "(" word gave the unreadable tree "(-LRB- ()", and another parse
+        # than parse() of the same pairs.
+        return self._parse_clean(_clean_pairs(pairs), source, brackets)
+
+    def _parse_clean(self, tagged: Sequence[tuple[str, str]], source: SourceSentence | None = None,
+                     brackets: Brackets | None = None) -> ParseResult:
+        """:meth:`parse_tagged` of pairs already checked and spelled (:func:`_clean_pairs`)."""
         words = [i for i, (_, t) in enumerate(tagged) if t != EMPTY_ELEMENT_TAG]
         result = self._parse([(tagged[i][0], tagged[i][1]) for i in words], brackets)
         if source is not None:

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from clparse.errors import ConfigurationError
+from clparse.errors import ConfigurationError, ParameterError
 from clparse.store.calibration import Calibrations
 from clparse.store.database import Database
 
 
-def format_points(points: Sequence[Any], best: float | None) -> str:
+#: What the best-Θ̂ line says by default: the calibration is the one ``--theta best`` reads.
+BEST_USE = "parse with --theta best, or this number in full"
+
+
+def format_points(points: Sequence[Any], best: float | None, use: str = BEST_USE) -> str:
+    """The calibration's points as a table, Θ̂ falling, and its best Θ̂ with ``use``: how to parse at it."""
     header = (f"{'Θ̂':>10} {'trees':>6} {'splits':>7} {'recall':>7} {'prec.':>7} {'F1':>7} {'exact':>6} "
               f"{'flat':>5} {'capped':>6} {'s':>7}")
     lines = [header, "-" * len(header)]
@@ -23,7 +29,7 @@ def format_points(points: Sequence[Any], best: float | None) -> str:
                      f"{p.seconds:>7.1f}{mark}")
     if best is not None:
         # The table rounds; a Θ̂ typed back from it may fall just above a tree's Θ and drop it.
-        lines.append(f"best Θ̂ = {best!r} (parse with --theta best, or this number in full)")
+        lines.append(f"best Θ̂ = {best!r} ({use})")
     return "\n".join(lines)
 
 
@@ -35,18 +41,36 @@ def format_report(db: str | Path, show_labels: bool = False) -> str:
     calibrations = _calibrations(db)
     if not calibrations:
         raise ConfigurationError(f"{db}: no calibration yet; run `clparse calibrate --db {db}`")
+    store = Calibrations(Database.of(db, readonly=True))
+    latest = store.latest_best()  # the calibration `--theta best` reads
     blocks = []
     for row, points in calibrations:
         settings = json.loads(row["settings_json"])
         title = (f"calibration {row['id']}: beam {settings['beam']}, max pops {settings['max_pops']}, "
                  f"{settings['aggregator']}, {settings['tags']} tags, dev from {settings['dev']}")
-        blocks.append(title + "\n" + format_points(points, row["best_theta"]))
+        blocks.append(title + "\n" + format_points(points, row["best_theta"],
+                                                   _best_use(row["id"], latest, store)))
         per_label = _per_label_block(db, row["id"])
         if per_label:
             blocks.append(per_label)
         if show_labels and row["best_theta"] is not None:
             blocks.append(_label_table(db, row["id"], row["best_theta"]))
     return "\n\n".join(blocks)
+
+
+def _best_use(calibration_id: int, latest: tuple[int, float] | None, store: Calibrations) -> str:
+    """How to parse at a calibration's best Θ̂. Only the most recently updated calibration is what
+    ``--theta best`` reads, and after ``calibrate --per-label`` it reads the per-label Θ̂, not this number
+    (every calibration's line said "--theta best, or this number in full")."""
+    per_label = store.per_label_thetas(calibration_id) is not None
+    if latest is None or latest[0] != calibration_id:
+        where = f"--theta best reads calibration {latest[0]}" if latest else "--theta best reads another"
+        return (f"{where}; give --theta this number in full to parse at it"
+                + (", every label at it: the per-label Θ̂ below are not used" if per_label else ""))
+    if per_label:
+        return ("the global Θ̂: --theta best parses with the per-label Θ̂ below; --theta this number in "
+                "full, with every label at it")
+    return BEST_USE
 
 
 def _per_label_block(db: str | Path, calibration_id: int) -> str:
@@ -84,6 +108,17 @@ def draw_figure(db: str | Path, path: str | Path) -> None:
     import matplotlib.pyplot as plt
     import matplotlib.ticker
 
+    path = Path(path)
+    # the format from the name, checked before drawing (matplotlib's ValueError was a traceback); a name
+    # without a suffix is a PNG under that very name (matplotlib added .png, so the file said was not there)
+    kind = path.suffix[1:].lower() or "png"
+    formats = sorted(plt.figure().canvas.get_supported_filetypes())
+    plt.close("all")
+    if kind not in formats:
+        raise ParameterError("plot", f"{path}: cannot draw a .{kind} file; name it FILE.png (or "
+                                     f"{', '.join('.' + f for f in formats if f != 'png')})")
+    if path.exists() and path.resolve() == Path(db).resolve():
+        raise ParameterError("plot", f"{path} is the database; name a new file for the figure")
     calibrations = [(row, points) for row, points in _calibrations(db) if points]
     if not calibrations:
         raise ConfigurationError(f"{db}: no calibration points to plot")
@@ -111,5 +146,12 @@ def draw_figure(db: str | Path, path: str | Path) -> None:
     by_theta.legend(fontsize=7)
     figure.suptitle(f"dev accuracy as training progresses ({Path(db).name})")
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    image = io.BytesIO()
+    figure.savefig(image, format=kind, dpi=120)
     plt.close(figure)
+    # written and closed here, so a full disk is an error (matplotlib's own file was closed unchecked)
+    try:
+        with open(path, "wb") as handle:
+            handle.write(image.getvalue())
+    except OSError as exc:  # the error at close names no file
+        raise OSError(exc.errno, exc.strerror, str(path)) from None

@@ -16,6 +16,7 @@ nothing here prints.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -378,8 +379,11 @@ def calibration_grid(db: PathLike, thetas: Sequence[float] | None = None, points
     past."""
     from clparse.calibrate.run import default_grid
 
-    if thetas is not None and not all(0 <= t < float("inf") for t in thetas):
-        raise ParameterError("thetas", "give finite numbers ≥ 0")
+    if isinstance(thetas, (str, bytes)):  # read one character at a time: float('.') failed deep inside
+        raise ParameterError("thetas", f"give a list of numbers, not the string {thetas!r}")
+    if thetas is not None and not all(isinstance(t, numbers.Real) and not isinstance(t, bool)
+                                      and 0 <= t < float("inf") for t in thetas):
+        raise ParameterError("thetas", f"give finite numbers ≥ 0, got {list(thetas)!r}")
     return list(thetas) if thetas else default_grid(db, points)
 
 
@@ -392,9 +396,11 @@ def calibrate(db: PathLike, dev: Sequence[PathLike] = (), thetas: Sequence[float
     from clparse.calibrate.run import calibrate as calibrate_run
 
     dev = treebank_paths(dev, "dev")
+    # checked as calibration_grid checks them (they were not: a string failed inside, as float('.'))
+    grid = calibration_grid(db, thetas) if thetas else None
     guard_writable(db)  # calibration writes its scores
     settings = settings or calibration_settings(db)
-    grid = list(thetas) if thetas else calibration_grid(db)
+    grid = grid or calibration_grid(db)
     return calibrate_run(db, dev, grid, settings, on_sentence=on_sentence, should_stop=should_stop)
 
 

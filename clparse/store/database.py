@@ -406,16 +406,34 @@ def backup_database(source: str | Path, target: str | Path) -> int:
         raise DatabaseError(f"{target}: the backup must go to another file than {source}")
     if not target.parent.is_dir():
         raise DatabaseError(f"{target.parent}: no such directory")
-    scratch = target.with_name(f".{target.name}.copying")
+    # A scratch name of this copy's own (two backups to one name wrote into one shared scratch file), put
+    # in place by a link that fails if the name was taken meanwhile (os.replace overwrote that file).
+    _remove_dead_scratch(target.parent, f".{target.name}.", ".copying")
+    scratch = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.copying")
     try:
-        _backup(source, scratch)
-        os.replace(scratch, target)
-    except apsw.Error as exc:
-        raise sqlite_error(exc, source) from None
+        try:
+            _backup(source, scratch)
+        except apsw.Error as exc:
+            raise _backup_error(exc, source, target) from None
+        if not _place(scratch, target):
+            raise DatabaseError(f"{target}: already exists (made while the copy ran); choose a new name (a "
+                                "backup never overwrites)")
     finally:
         for leftover in (scratch, Path(f"{scratch}-journal"), Path(f"{scratch}-wal"), Path(f"{scratch}-shm")):
             leftover.unlink(missing_ok=True)
     return target.stat().st_size
+
+
+def _backup_error(exc: apsw.Error, source: Path, target: Path) -> DatabaseError:
+    """One line for a failed backup, naming the file at fault: the source was read fine by the checks
+    before, so a file that cannot be made or written is the target (it was told as the source's error)."""
+    if isinstance(exc, apsw.FullError):
+        return DatabaseError(f"{target}: the disk is full; no backup was made and {source} is unchanged; "
+                             "free space and run the command again")
+    if isinstance(exc, apsw.CantOpenError | apsw.ReadOnlyError | apsw.PermissionsError):
+        return DatabaseError(f"{target}: cannot write a file there ({exc}); no backup was made and {source} "
+                             "is unchanged")
+    return sqlite_error(exc, source)
 
 
 def quick_check(path: str | Path, pragma: str = "quick_check") -> None:

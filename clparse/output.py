@@ -146,9 +146,16 @@ def to_dict(result: ParseResult) -> dict[str, Any]:
     }
 
 
-def from_dict(data: dict[str, Any], kbest: int = 1) -> ParseResult:
+def from_dict(data: dict[str, Any], kbest: int | None = None) -> ParseResult:
     """The :class:`ParseResult` of :func:`to_dict`'s data (trees read back from their PTB
-    text, which gives the same text again; ``(ROOT)`` is the empty sentence's tree)."""
+    text, which gives the same text again; ``(ROOT)`` is the empty sentence's tree). ``kbest``: the K
+    the parse was asked for; None reads from the data whether it was above 1 (its ``share`` values), which
+    is all the output depends on, so :func:`to_dict` and :func:`format_result` give the same again."""
+    if kbest is None:
+        # k-best data has a share on every constituent (each tree has at least its ROOT); with kbest 1
+        # assumed, a K-best line read back lost its shares and was written in the one-tree format
+        shared = any(c.get("share") is not None for entry in data["trees"] for c in entry["constituents"])
+        kbest = max(2, len(data["trees"])) if shared else 1
     trees = []
     for entry in data["trees"]:
         (tree,) = iter_trees_from_lines([entry["ptb"]], "<result>", allow_empty=True)

@@ -34,7 +34,14 @@ def format_points(points: Sequence[Any], best: float | None, use: str = BEST_USE
 
 
 def _calibrations(db: str | Path) -> list[tuple[dict[str, Any], list[Any]]]:
-    return Calibrations(Database.of(db, readonly=True)).calibrations()
+    from clparse.store.reading import combination_error
+
+    database = Database.of(db, readonly=True)
+    with database.raw() as connection:  # "run `clparse calibrate`" is no advice for a combination
+        combined = combination_error(connection, database.path)
+    if combined is not None:
+        raise combined
+    return Calibrations(database).calibrations()
 
 
 def format_report(db: str | Path, show_labels: bool = False) -> str:

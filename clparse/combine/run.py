@@ -75,6 +75,12 @@ def parsed_theta(theta: str | None) -> float | str:
 def open_member(source: Path, theta: str | None, hint: str, **options: Any) -> Parser:
     """A clparse member's parser at its Θ̂. An uncalibrated member at ``best`` says how to name a Θ̂ for a
     combination (``hint``) instead of the parser's own advice, ``--theta X``, which combinations refuse."""
+    from clparse.store import reading
+
+    with Database(source, readonly=True).raw() as connection:  # a combination: not "not calibrated yet"
+        combined = reading.combination_error(connection, source)
+    if combined is not None:
+        raise combined
     try:
         return Parser.from_db(source, theta=parsed_theta(theta), **options)
     except NotCalibratedError:

@@ -27,6 +27,9 @@ def run(connection: apsw.Connection, path: Path) -> tuple[int, dict[str, Any]]:
     """(run id, config) of the prepared run; refused if there is none."""
     row = connection.execute("SELECT id, config_json FROM runs").fetchone()
     if row is None:
+        combined = combination_error(connection, path)
+        if combined is not None:  # "run `clparse prepare`" is no advice for a combination
+            raise combined
         raise DatabaseError(f"{path}: no prepared run; run `clparse prepare --db {path} ...` first")
     return int(row[0]), json.loads(str(row[1]))
 
@@ -35,6 +38,19 @@ def is_combination(connection: apsw.Connection) -> bool:
     """Does the database hold a combination and no run (a database of ``clparse combine``)?"""
     combined = connection.execute("SELECT 1 FROM combinations LIMIT 1").fetchone() is not None
     return combined and connection.execute("SELECT 1 FROM runs LIMIT 1").fetchone() is None
+
+
+def combination_error(connection: apsw.Connection, path: str | Path) -> DatabaseError | None:
+    """For a database of ``clparse combine`` (a combination and no run): one line saying so, that ``parse``
+    is what takes it, and which databases (its latest combination's members) the command takes instead."""
+    if not is_combination(connection):
+        return None
+    members = [f"{source}" + ("" if theta in (None, "best") else f"@{theta}") for source, theta in
+               connection.execute("SELECT source, theta FROM combination_members WHERE combination_id = "
+                                  "(SELECT max(id) FROM combinations) ORDER BY position")]
+    return DatabaseError(f"{path}: a combination of parsers (clparse combine), without a training run, "
+                         f"trees or calibrations of its own: `clparse parse --db {path}` parses with it; give "
+                         f"one of its members' databases instead: {', '.join(members)}")
 
 
 def labels(connection: apsw.Connection) -> list[str]:

@@ -29,7 +29,7 @@ import numpy as np
 import sqlalchemy as sa
 
 from clparse.errors import ConfigurationError, DatabaseError, LabelClaimedError
-from clparse.store import blobs, schema
+from clparse.store import blobs, reading, schema
 from clparse.store.database import DAMAGED, Database
 from clparse.store.export import refuse_exported
 from clparse.store.models import Models, NodeRow
@@ -84,6 +84,10 @@ class TrainingStore:
         with self.db.reading() as connection:
             run = connection.execute(sa.select(schema.runs.c.id)).scalar()
         if run is None:
+            with self.db.raw() as raw:  # a combination: "run `clparse prepare`" is no advice for it
+                combined = reading.combination_error(raw, self.path)
+            if combined is not None:
+                raise combined
             raise DatabaseError(f"{self.path}: nothing to train; run `clparse prepare --db {self.path} ...` "
                                 "first")
         if not self.db.readonly:  # every training write opens a writable store: a parser has no examples

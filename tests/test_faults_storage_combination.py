@@ -1,0 +1,45 @@
+"""Faults a reviewer found in `clparse combine` and in the commands given a combination's database, as a
+user, one test each (each failed before its fix)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from clparse.combine.run import MemberSpec, fit_members
+from clparse.data import sample_path
+from tests.conftest import invoke_cli
+
+
+@pytest.fixture(scope="module")
+def combo(trained_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("combo") / "combo.sqlite"
+    fit_members([MemberSpec("clparse", trained_db, "3")], [sample_path("dev")], out, k=1, beam=5,
+                max_evaluations=10, progress=False)
+    return out
+
+
+@pytest.mark.parametrize("command", [["status"], ["report"], ["export", "-o", "{tmp}/parser.sqlite"],
+                                     ["report", "--plot", "{tmp}/figure.png"]])
+def test_a_combination_database_is_called_one(combo: Path, trained_db: Path, tmp_path: Path,
+                                               command: list[str]) -> None:
+    # status and export said "run `clparse prepare --db COMBO ...` first" and report "run `clparse
+    # calibrate`", advice that fails on a combination; now they say what the file is and name its member
+    args = [a.format(tmp=tmp_path) for a in command]
+    result = invoke_cli([args[0], "--db", combo, *args[1:]])
+    assert result.exit_code == 1, result.output
+    error = result.stderr.strip()
+    assert len(error.splitlines()) == 1
+    assert "combination" in error and str(trained_db.resolve()) in error, error
+    assert "prepare" not in error and "calibrate" not in error
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_combination_as_a_member_is_called_one(combo: Path, tmp_path: Path) -> None:
+    # combine --member COMBO said "not calibrated yet; run `clparse calibrate --db COMBO`"
+    result = invoke_cli(["combine", "--member", combo, "--dev", sample_path("dev"),
+                         "-o", tmp_path / "c.sqlite"])
+    assert result.exit_code == 1, result.output
+    assert "combination" in result.stderr and "calibrate" not in result.stderr, result.stderr
+    assert not (tmp_path / "c.sqlite").exists()

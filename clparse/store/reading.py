@@ -49,8 +49,8 @@ def combination_error(connection: apsw.Connection, path: str | Path) -> Database
                connection.execute("SELECT source, theta FROM combination_members WHERE combination_id = "
                                   "(SELECT max(id) FROM combinations) ORDER BY position")]
     return DatabaseError(f"{path}: a combination of parsers (clparse combine), without a training run, "
-                         f"trees or calibrations of its own: `clparse parse --db {path}` parses with it; give "
-                         f"one of its members' databases instead: {', '.join(members)}")
+                         f"trees or calibrations of its own: `clparse parse --db {path}` parses with it; "
+                         f"give one of its members' databases instead: {', '.join(members)}")
 
 
 def labels(connection: apsw.Connection) -> list[str]:

@@ -127,6 +127,8 @@ def feature_config(context: int = 2, templates: Sequence[str] = ()) -> FeatureCo
     ``span-edges`` and ``punctuation`` only when named."""
     from clparse.features.space import TEMPLATES, FeatureConfig
 
+    if isinstance(templates, str):  # read one character at a time: "unknown template 'n'"
+        raise ParameterError("templates", f"give a list of names, such as [{templates!r}], not one name")
     unknown = sorted(set(templates) - set(TEMPLATE_NAMES))
     if unknown:
         raise ParameterError("templates",
@@ -171,6 +173,15 @@ def prepare(db: PathLike, train: Sequence[PathLike], dev: Sequence[PathLike] = (
     from clparse.store.database import new_or_existing
 
     train, dev = treebank_paths(train, "train"), treebank_paths(dev, "dev")
+    if isinstance(skip_steps, str):  # read one character at a time: "unknown preprocessing setting 'r'"
+        raise ParameterError("skip_steps", f"give a list of names, such as [{skip_steps!r}], not one name")
+    whole = {"max_words": max_words, "context": context, "max_children": max_children, "vocab_min": vocab_min,
+             "folds": folds, "jobs": jobs, "tagger_iterations": tagger_iterations}
+    for name, value in whole.items():  # 1.5 was taken and stored as a setting (max_words 1.5 kept ≤ 1 word)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ParameterError(name, f"must be a whole number, got {value!r}")
+    if jobs < 1:
+        raise ParameterError("jobs", f"must be a whole number ≥ 1, got {jobs!r}")
     settings = PrepareSettings(max_words=max_words or None, seed=seed, max_children=max_children,
                                vocab_min=vocab_min, features=feature_config(context, templates),
                                skip_steps=tuple(skip_steps), constraints=constraints,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import invoke_cli
 
 
@@ -27,3 +29,29 @@ def test_csv_and_json_together_are_refused(trained_db: Path) -> None:
     result = invoke_cli(["sql", "--db", trained_db, "--csv", "--json", "SELECT 1"])
     assert result.exit_code == 2
     assert "--csv" in result.stderr and "--json" in result.stderr
+
+
+def test_write_of_several_statements_is_all_or_nothing(db_copy: Path) -> None:
+    # the statements before a failing one were committed, and the error line did not say so
+    before = invoke_cli(["sql", "--db", db_copy, "--json", "SELECT count(*) AS n FROM calibrations"]).stdout
+    result = invoke_cli(["sql", "--db", db_copy, "--write", "DELETE FROM calibration_labels; "
+                         "DELETE FROM calibrations; SELECT nosuch FROM labels"])
+    assert result.exit_code == 1
+    assert "nosuch" in result.stderr and "nothing was written" in result.stderr, result.stderr
+    assert invoke_cli(["sql", "--db", db_copy, "--json", "SELECT count(*) AS n FROM calibrations"]).stdout \
+        == before
+
+
+def test_write_of_several_statements_commits_them_all(db_copy: Path) -> None:
+    result = invoke_cli(["sql", "--db", db_copy, "--write",
+                         "CREATE TABLE notes (x); INSERT INTO notes VALUES (1); -- done\n"])
+    assert result.exit_code == 0, result.output
+    notes = invoke_cli(["sql", "--db", db_copy, "--json", "SELECT x FROM notes"]).stdout
+    assert json.loads(notes) == [{"x": 1}]
+
+
+@pytest.mark.parametrize("query", ["BEGIN; CREATE TABLE notes (x); COMMIT", "CREATE TABLE notes (x); VACUUM"])
+def test_write_with_its_own_transactions_or_vacuum_still_runs(db_copy: Path, query: str) -> None:
+    result = invoke_cli(["sql", "--db", db_copy, "--write", query])
+    assert result.exit_code == 0, result.output
+    assert invoke_cli(["sql", "--db", db_copy, "SELECT count(*) FROM notes"]).exit_code == 0

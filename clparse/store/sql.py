@@ -247,11 +247,24 @@ def run_query(db: str | Path, query: str, fmt: str = "table", *, write: bool = F
         return True
 
     cursor.exec_trace = remember
+    # Several statements that write are one transaction: a failing one left those before it committed
+    # (half a pasted block written, the error line silent about it). Not when the query runs its own
+    # transactions, or a statement that cannot run inside one (VACUUM, ATTACH, PRAGMA).
+    whole = write and _one_transaction(query)
     try:
+        if whole:
+            connection.execute("BEGIN IMMEDIATE")
         for row in cursor.execute(query):
             results[-1][1].append([_show(v) for v in row])
+        if whole:
+            connection.execute("COMMIT")
     except (apsw.Error, ValueError) as exc:  # ValueError: raised inside a clparse SQL function
-        raise _explain(exc, connection, write) from None
+        error = _explain(exc, connection, write)
+        if whole:
+            if connection.in_transaction:  # (SQLite may have rolled it back itself: a full disk, say)
+                connection.execute("ROLLBACK")
+            error = ClparseError(f"{error}; nothing was written (the statements are one transaction)")
+        raise error from None
     finally:
         connection.close()
     shown = [r for r in results if r[0]] or results[-1:]  # statements without columns print nothing
@@ -283,6 +296,42 @@ def _unique(columns: Sequence[str]) -> list[str]:
             name = f"{column}:{n}"
         names.append(name)
     return names
+
+
+#: Statements that end, begin or cannot run inside a transaction: a query holding one is run as it is.
+_OWN_TRANSACTION = frozenset({"BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE", "VACUUM",
+                              "ATTACH", "DETACH", "PRAGMA"})
+
+
+def _one_transaction(query: str) -> bool:
+    """Does ``query`` hold more than one statement, none of them in :data:`_OWN_TRANSACTION`?"""
+    keywords, start = [], 0
+    for at, char in enumerate(query):
+        if char == ";" and apsw.complete(query[start:at + 1]):  # not a ; in a string, comment or trigger
+            keywords.append(_first_word(query[start:at]))
+            start = at + 1
+    keywords.append(_first_word(query[start:]))
+    keywords = [k for k in keywords if k]
+    return len(keywords) > 1 and not _OWN_TRANSACTION.intersection(keywords)
+
+
+def _first_word(statement: str) -> str:
+    """The first keyword of a statement, past comments (empty if it holds none)."""
+    text = statement
+    while True:
+        text = text.lstrip()
+        if text.startswith("--"):
+            text = text.partition("\n")[2]
+        elif text.startswith("/*"):
+            text = text.partition("*/")[2]
+        else:
+            break
+    word = ""
+    for char in text:
+        if not char.isalpha():
+            break
+        word += char
+    return word.upper()
 
 
 def _show(value: Any) -> Any:

@@ -9,6 +9,7 @@ import pytest
 
 from clparse.combine.run import MemberSpec, fit_members
 from clparse.data import sample_path
+from clparse.errors import ConfigurationError
 from tests.conftest import invoke_cli
 
 
@@ -43,3 +44,35 @@ def test_a_combination_as_a_member_is_called_one(combo: Path, tmp_path: Path) ->
     assert result.exit_code == 1, result.output
     assert "combination" in result.stderr and "calibrate" not in result.stderr, result.stderr
     assert not (tmp_path / "c.sqlite").exists()
+
+
+def test_a_ptb_member_of_every_dev_sentence_serves_with_max_words(trained_db: Path, tmp_path: Path) -> None:
+    # --max-words 15 with --ptb-member holding another parser's trees of the whole dev file was refused as
+    # "75 trees for 20 dev sentences"; the parses of the kept sentences are taken from it now
+    from clparse.read import read_trees
+    from clparse.preprocess import sentence_length
+
+    gold = list(read_trees(sample_path("dev")))
+    kept = [t for t in gold if sentence_length(t) <= 15]
+    assert len(kept) < len(gold)
+    report = fit_members([MemberSpec("clparse", trained_db, "3"), MemberSpec("ptb", sample_path("dev"))],
+                         [sample_path("dev")], tmp_path / "c.sqlite", k=1, beam=5, max_words=15,
+                         max_evaluations=10, progress=False)
+    assert report.sentences == len(kept)
+    assert report.member_f1[1] == 100.0  # the gold trees of the kept sentences, each against itself
+
+
+def test_a_wrong_ptb_member_is_told_before_the_members_parse(trained_db: Path, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # its tree count was checked only after every clparse member had parsed the dev set
+    from clparse.combine import run
+
+    def never(*_: object, **__: object) -> None:
+        raise AssertionError("a member was opened before the ptb member was checked")
+
+    monkeypatch.setattr(run, "open_member", never)
+    wrong = tmp_path / "wrong.ptb"
+    wrong.write_text("(ROOT (NP (DT The) (NN dog)))\n", encoding="utf-8")
+    with pytest.raises(ConfigurationError, match="1 trees for 20 dev sentences .of 75 in the --dev files."):
+        fit_members([MemberSpec("clparse", trained_db, "3"), MemberSpec("ptb", wrong)], [sample_path("dev")],
+                    tmp_path / "c.sqlite", k=1, beam=5, max_words=15, progress=False)

@@ -96,14 +96,19 @@ def _words(tree: Tree) -> list[str]:
     return [w for w, t in tree.tagged_words() if t != EMPTY_ELEMENT_TAG]
 
 
-def ptb_lists(source: Path, gold: Sequence[Tree]) -> list[list[Scored]]:
+def ptb_lists(source: Path, gold: Sequence[Tree], kept: Sequence[int] | None = None,
+              total: int | None = None) -> list[list[Scored]]:
     """Another parser's trees of the dev sentences, one per gold tree and with its words, as one-tree
     lists; anything else is one error naming the file and tree (votes of other sentences would be
-    counted silently, or fail deep in the vote count)."""
+    counted silently, or fail deep in the vote count). ``kept``: the positions of ``gold`` among all
+    ``total`` dev trees (``--max-words``), so that a file of parses of every dev sentence serves too."""
     trees = list(read_trees(source))
+    if kept is not None and total is not None and len(trees) == total != len(gold):
+        trees = [trees[i] for i in kept]  # the parses of every dev sentence: those of the kept ones
     if len(trees) != len(gold):
-        raise ConfigurationError(f"{source}: {len(trees)} trees for {len(gold)} dev sentences (one parse per "
-                                 "dev sentence, in order)")
+        among = f" (of {total} in the --dev files)" if total is not None and total != len(gold) else ""
+        raise ConfigurationError(f"{source}: {len(trees)} trees for {len(gold)} dev sentences{among}; give "
+                                 "one parse per dev sentence, in order")
     for number, (tree, reference) in enumerate(zip(trees, gold), 1):
         mine, theirs = _words(tree), _words(reference)
         if mine != theirs:
@@ -149,14 +154,19 @@ def fit_members(members: Sequence[MemberSpec], dev_files: Sequence[str | Path], 
         raise ConfigurationError(f"{out} holds a training run: store the combination in a database of its "
                                  "own")
     started = time.monotonic()
-    gold = [t for f in dev_files for t in read_trees(f) if not max_words or sentence_length(t) <= max_words]
+    every = [t for f in dev_files for t in read_trees(f)]
+    kept = [i for i, t in enumerate(every) if not max_words or sentence_length(t) <= max_words]
+    gold = [every[i] for i in kept]
     if not gold:
         raise ConfigurationError("no dev sentences (check --dev and --max-words)")
+    # the other parsers' files first: a wrong one is told before the members parse for minutes
+    theirs = {number: ptb_lists(member.source, gold, kept, len(every))
+              for number, member in enumerate(members) if member.kind == "ptb"}
     lists: list[list[list[Scored]]] = []
     fitted_with: list[dict[str, Any] | None] = []
     for number, member in enumerate(members, 1):
         if member.kind == "ptb":
-            lists.append(ptb_lists(member.source, gold))
+            lists.append(theirs[number - 1])
             fitted_with.append(None)
             continue
         parser = open_member(member.source, member.theta, f"or name a Θ̂: --member {member.source}@THETA",

@@ -76,3 +76,18 @@ def test_a_wrong_ptb_member_is_told_before_the_members_parse(trained_db: Path, t
     with pytest.raises(ConfigurationError, match="1 trees for 20 dev sentences .of 75 in the --dev files."):
         fit_members([MemberSpec("clparse", trained_db, "3"), MemberSpec("ptb", wrong)], [sample_path("dev")],
                     tmp_path / "c.sqlite", k=1, beam=5, max_words=15, progress=False)
+
+
+def test_a_member_that_cannot_parse_is_told_before_the_others_parse(trained_db: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # the second member's Θ̂ (trained only down to 3) was refused after the first had parsed the dev set
+    from clparse.combine import run
+
+    def never(*_: object, **__: object) -> None:
+        raise AssertionError("a member parsed before every member was opened")
+
+    monkeypatch.setattr(run, "member_lists", never)
+    with pytest.raises(ConfigurationError, match="not every label is trained past"):
+        fit_members([MemberSpec("clparse", trained_db, "3"), MemberSpec("clparse", trained_db, "0.001")],
+                    [sample_path("dev")], tmp_path / "c.sqlite", k=1, beam=5, progress=False)
+    assert not (tmp_path / "c.sqlite").exists()

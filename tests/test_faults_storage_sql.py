@@ -55,3 +55,13 @@ def test_write_with_its_own_transactions_or_vacuum_still_runs(db_copy: Path, que
     result = invoke_cli(["sql", "--db", db_copy, "--write", query])
     assert result.exit_code == 0, result.output
     assert invoke_cli(["sql", "--db", db_copy, "SELECT count(*) FROM notes"]).exit_code == 0
+
+
+def test_table_shows_a_stored_number_in_full(trained_db: Path) -> None:
+    # 0.1 + 0.2 and a Θ such as 1.000835055901728 were shown to six digits (0.3, 1.00084): typed back into
+    # --theta, the rounded Θ̂ gave another parser; numbers that six digits hold stay short
+    result = invoke_cli(["sql", "--db", trained_db, "SELECT 0.1 + 0.2 AS a, 1.000835055901728 AS b, "
+                         "2.5 AS c, 1e20 AS d, round(1234.5678, 2) AS e"])
+    assert result.exit_code == 0, result.output
+    values = result.stdout.splitlines()[2].split()
+    assert values == ["0.30000000000000004", "1.000835055901728", "2.5", "1e+20", "1234.57"]

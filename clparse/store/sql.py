@@ -341,12 +341,19 @@ def _show(value: Any) -> Any:
 def _table(columns: list[str], rows: list[list[Any]]) -> str:
     if not columns:
         return ""
-    texts = [[("NULL" if v is None else f"{v:.6g}" if isinstance(v, float) else str(v)) for v in row]
+    texts = [[("NULL" if v is None else _float(v) if isinstance(v, float) else str(v)) for v in row]
              for row in rows]
     widths = [max([len(c)] + [len(r[i]) for r in texts]) for i, c in enumerate(columns)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths)), "  ".join("-" * w for w in widths)]
     lines += ["  ".join(v.rjust(w) if _numeric(v) else v.ljust(w) for v, w in zip(r, widths)) for r in texts]
     return "\n".join(lines) + f"\n({len(rows)} row{'s' if len(rows) != 1 else ''})\n"
+
+
+def _float(value: float) -> str:
+    """Six digits where they are the number, else every digit it needs: a Θ̂ shown as 1.00084 and typed
+    back to --theta dropped the trees between it and the stored 1.000835...; SQL's round() shortens."""
+    short = f"{value:.6g}"
+    return short if float(short) == value else repr(value)
 
 
 def _numeric(text: str) -> bool:

@@ -98,7 +98,9 @@ def toy_model_note(db: Path, points: list[Any], best_theta: float | None) -> str
     """What the demo parses can be trusted for: a toy model, said plainly with its size and dev F1."""
     from clparse import api
 
-    counts = json.loads(api.sql(db, "SELECT split, count(*) AS n FROM sentences GROUP BY split", fmt="json"))
+    # training sentences counted only if trained on (those prepare stored but skipped are not learnt from)
+    counts = json.loads(api.sql(db, "SELECT split, sum(split = 'dev' OR trained) AS n FROM sentences "
+                                    "GROUP BY split", fmt="json"))
     sentences = {row["split"]: row["n"] for row in counts}
     f1 = next((p.f1 for p in points if p.theta == best_theta), None)
     scored = f", F1 {f1:.1f} on its {sentences.get('dev', 0)} dev sentences" if f1 is not None else ""

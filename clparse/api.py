@@ -603,7 +603,8 @@ def parse(db: PathLike | Parser, files: Sequence[str] = ("-",), input_format: st
     """Parse every sentence of ``files`` in order; a flat fallback tree is reported through ``warn``, and
     it and each greedy completion at the pop cap are counted in ``tally`` (completions are not warned
     about one by one: ``parse`` says how many at the end). ``search``: beam, max_pops, aggregator,
-    max_words, kbest, as :func:`open_parser` takes them; ``db`` may also be a parser already open. Each
+    max_words, kbest, tag_alternatives, as :func:`open_parser` takes them; ``db`` may also be a parser
+    already open, which parses with its own Θ̂ and search (``theta`` or ``search`` beside it are refused). Each
     result serialises with ``result.to_dict()`` (``parse --format json``; :mod:`clparse.output`).
 
     ``jobs`` > 1 parses in that many processes (:mod:`clparse.parse_jobs`): forks of this one holding its

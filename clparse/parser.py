@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import io
 import numbers
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -51,6 +52,12 @@ lean_cache_loads()  # before the first compiled call: cached kernels load withou
 
 
 escape = escape_brackets  # its old name here, kept for callers of clparse.parser.escape
+
+#: Held while a stored tagger tags: a CRFsuite tagger keeps the sentence it last tagged, and its
+#: alternatives read marginals from it in several calls, so two threads sharing a parser read each
+#: other's sentence (an IndexError, or other taggings parsed without a word). Module-wide, so a parser
+#: still pickles; tagging is a small part of a parse.
+_TAGGING = threading.Lock()
 
 
 def _checked(token: str, what: str) -> str:
@@ -185,6 +192,10 @@ class SearchOptions:
 
 
 class Parser:
+    """Parses sentences with a model rebuilt at Θ̂ (:meth:`from_db`). One parser may be shared between
+    threads: the stored tagger's calls take turns (:data:`_TAGGING`), and a parse changes nothing a
+    later one reads, so results are those of a fresh parser in one thread."""
+
     def __init__(self, model: ParserModel, preprocess: PreprocessConfig, tagger: PosTagger | None = None,
                  options: SearchOptions = SearchOptions()) -> None:
         self.model = model
@@ -249,7 +260,9 @@ class Parser:
         if alternatives is None:
             return [self.tag(tokens)]
         words = [escape_brackets(_checked(w, "word")) for w in tokens]
-        return [list(zip(words, tags)) for tags in alternatives(words, count)]
+        with _TAGGING:
+            found = alternatives(words, count)
+        return [list(zip(words, tags)) for tags in found]
 
     def tag(self, sentence: Sentence) -> list[tuple[str, str]]:
         """(word, tag) pairs: words split on whitespace if a string; tagged by the stored tagger if
@@ -264,7 +277,9 @@ class Parser:
         if self.tagger is None:
             raise ConfigurationError("this database has no tagger (prepare it again with this clparse "
                                      "version); give tagged input (word/TAG) instead")
-        return list(zip(words, self.tagger.tag(words)))
+        with _TAGGING:
+            tags = self.tagger.tag(words)
+        return list(zip(words, tags))
 
     def parse(self, sentence: Sentence, brackets: Brackets | None = None) -> ParseResult:
         """Parse one sentence; ``brackets``: known brackets the parse must keep, over its tokens

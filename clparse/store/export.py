@@ -128,7 +128,7 @@ def export_parser(source: str | Path, out: str | Path, *, force: bool = False,
     scratch = out.with_name(f".{out.name}.{os.getpid()}.{secrets.token_hex(4)}.exporting")
     summary = ExportSummary(source, out, source.stat().st_size, 0)
     try:
-        init_database(scratch)  # the current schema, as `clparse init` makes it
+        _create(scratch, out, source)
         _copy(source, scratch, summary, progress or (lambda table, rows: None), version or _version())
         _verify(source, scratch)
         with open(scratch, "rb") as handle:
@@ -143,6 +143,24 @@ def export_parser(source: str | Path, out: str | Path, *, force: bool = False,
     summary.out_bytes = out.stat().st_size
     summary.seconds = time.perf_counter() - start
     return summary
+
+
+def _create(scratch: Path, out: Path, source: Path) -> None:
+    """The empty export at ``scratch``, of the current schema as `clparse init` makes it. A directory it
+    cannot be made in is named as ``out``'s (it was told as the source's error, naming the scratch file)."""
+    try:
+        init_database(scratch)
+    except DatabaseError:
+        raise
+    except Exception as exc:
+        if not isinstance(exc, OSError | apsw.Error) and type(exc).__module__.split(".")[0] != "sqlalchemy":
+            raise
+        reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+        at = reason.find(scratch.name)  # SQLite's text ends with the scratch file's name: not the user's
+        if at >= 0:
+            reason = reason[:max(reason.rfind(": ", 0, at), 0)] or "cannot create a file"
+        raise DatabaseError(f"{out}: cannot write the parser database there ({reason}); {source} is "
+                            "unchanged") from None
 
 
 def _check_out(source: Path, out: Path, force: bool) -> None:

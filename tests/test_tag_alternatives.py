@@ -79,3 +79,25 @@ def test_defaults_agree_and_bad_values_are_refused(trained_db: Path) -> None:
     zero = CliRunner().invoke(main, ["parse", "--db", str(trained_db), "--theta", "3", "--beam", "2",
                                      "--tag-alternatives", "0"], input="The dog barked .\n")
     assert zero.exit_code == 0 and zero.output.count("(ROOT") == 1
+
+
+def test_marginals_are_probabilities_and_match_the_alternatives(parser: Parser) -> None:
+    """Each word's marginals sum to 1, and the alternatives swap exactly the words whose top marginal is
+    below the threshold, least sure first, to their second most probable tag (or first, if Viterbi's
+    tag is not the marginals' top)."""
+    tagger = parser.tagger
+    assert isinstance(tagger, CrfTagger)
+    assert tagger.marginals([]) == []
+    for words in dev_sentences():
+        marginals = tagger.marginals(words)
+        best = tagger.tag(words)
+        assert len(marginals) == len(words)
+        assert all(abs(sum(m.values()) - 1) < 1e-6 and set(m) == set(tagger.labels()) for m in marginals)
+        unsure = sorted((max(m.values()), t) for t, m in enumerate(marginals) if max(m.values()) < UNSURE)
+        expected = []
+        for _, t in unsure[:3]:
+            ranked = sorted(marginals[t].items(), key=lambda pair: -pair[1])
+            tags = list(best)
+            tags[t] = ranked[1][0] if ranked[0][0] == best[t] else ranked[0][0]
+            expected.append(tags)
+        assert tagger.alternatives(words, 3) == [best, *expected]

@@ -228,6 +228,14 @@ class CrfTagger:
         except (SystemError, UnicodeEncodeError):  # pycrfsuite's way of failing on a lone surrogate
             return list(self._tagger.tag(self.features([_utf8(word) for word in words])))
 
+    def marginals(self, words: Sequence[str]) -> list[dict[str, float]]:
+        """Each word's marginal probability of every tag (they sum to 1 per word), given the whole
+        sentence: how sure the tagger is, word by word (``benchmarks/tag_alternatives.py``)."""
+        if not words:
+            return []
+        self.tag(words)  # sets this sentence's attributes on the CRFsuite tagger, which marginals read
+        return [{label: self._tagger.marginal(label, t) for label in self._labels} for t in range(len(words))]
+
     def alternatives(self, words: Sequence[str], count: int, threshold: float = UNSURE) -> list[list[str]]:
         """The best tagging, then up to ``count`` more: each the best with one word's tag replaced by its
         second most probable tag, for the words whose best tag has a marginal probability below

@@ -197,7 +197,8 @@ def sentence_tokens(text: str, input_format: str = "tokens", name: str = "senten
 def explain(parser: Parser, sentence: Any, top: int = 3) -> Explanation:
     """Parse ``sentence`` (tokens, ``(word, tag)`` pairs or a string, as :meth:`Parser.parse` takes it) and
     explain every constituent's confidence by the ``top`` trees with the largest |κ|."""
-    if top < 0:
+    # a fraction or a bool failed later as "slice indices must be integers" (or True took 1 in silence)
+    if isinstance(top, bool) or not isinstance(top, int) or top < 0:
         raise ParameterError("top", f"must be a whole number ≥ 0, got {top!r}")
     stored = getattr(parser, "stored", None)  # a CombinedParser: `clparse combine`'s database
     if stored is not None:

@@ -89,6 +89,19 @@ def test_skip_bad_reports_and_keeps_good_trees(tmp_path: Path) -> None:
     assert report.first_errors is not None and ":3:1:" in report.first_errors[0]
 
 
+
+def test_skip_bad_names_where_an_unclosed_tree_ends_in_file_lines(tmp_path: Path) -> None:
+    """An unclosed tree skipped mid-file ends where the next tree starts (a file line), not "at end of file
+    (line 1)" of its own text; the last tree of the file does end at the end of the file."""
+    report = ReadReport()
+    got = list(read_trees(write(tmp_path, "(S (X a))\n(S (X b)\n(S (X c))\n(S (X d)\n"), skip_bad=True,
+                          report=report))
+    assert [t.words() for t in got] == [["a"], ["c"]] and report.skipped == 2
+    assert report.first_errors is not None
+    assert report.first_errors[0].endswith(":2:1: unbalanced '(': tree is not closed before the next tree "
+                                           "(line 3)")
+    assert report.first_errors[1].endswith(":4:1: unbalanced '(': tree is not closed at end of file")
+
 def test_read_treebank_streams_several_files(tmp_path: Path) -> None:
     a = write(tmp_path, "(S (X a))", "a.mrg")
     b = write(tmp_path, "(S (X b))\n(S (X c))", "b.txt")

@@ -104,6 +104,10 @@ class _Builder:
         return None
 
 
+#: The start of the message for a tree whose brackets are still open where its text ends.
+UNCLOSED = "unbalanced '(': tree is not closed"
+
+
 def iter_trees_from_lines(lines: Iterable[str], path: str = "<string>", *,
                           allow_empty: bool = False) -> Iterator[Tree]:
     """Yield trees from lines of text; raise :class:`TreebankError` on the first bad tree.
@@ -124,8 +128,7 @@ def iter_trees_from_lines(lines: Iterable[str], path: str = "<string>", *,
                 yield tree
     if builder.stack:
         oline, ocol = builder.stack[0][3], builder.stack[0][4]
-        raise TreebankError(path, oline, ocol,
-                            f"unbalanced '(': tree is not closed at end of file (line {lineno})")
+        raise TreebankError(path, oline, ocol, f"{UNCLOSED} at end of file (line {lineno})")
 
 
 #: The UTF-8 byte-order mark some editors put first in a file: not text, so it is dropped.
@@ -190,13 +193,17 @@ def _read_lenient(lines: Iterator[str], path: str, report: ReadReport, allow_emp
     chunk: list[str] = []
     start = 1
 
-    def flush() -> Iterator[Tree]:
+    def flush(last: bool = False) -> Iterator[Tree]:
         if not any(s.strip() for s in chunk):
             return
         try:
             trees = list(iter_trees_from_lines(chunk, path, allow_empty=allow_empty))
         except TreebankError as exc:
-            report.note(TreebankError(path, exc.line + start - 1, exc.column, exc.problem))
+            problem = exc.problem
+            if problem.startswith(UNCLOSED):  # the chunk's end is the next tree's start, in file lines
+                end = "at end of file" if last else f"before the next tree (line {start + len(chunk)})"
+                problem = f"{UNCLOSED} {end}"
+            report.note(TreebankError(path, exc.line + start - 1, exc.column, problem))
             return
         report.trees += len(trees)
         yield from trees
@@ -210,7 +217,7 @@ def _read_lenient(lines: Iterator[str], path: str, report: ReadReport, allow_emp
     except TreebankError as exc:  # undecodable bytes: the rest of the file is lost
         report.note(exc)
         return
-    yield from flush()
+    yield from flush(last=True)
 
 
 @dataclass(frozen=True)

@@ -91,3 +91,17 @@ def test_a_member_that_cannot_parse_is_told_before_the_others_parse(trained_db: 
         fit_members([MemberSpec("clparse", trained_db, "3"), MemberSpec("clparse", trained_db, "0.001")],
                     [sample_path("dev")], tmp_path / "c.sqlite", k=1, beam=5, progress=False)
     assert not (tmp_path / "c.sqlite").exists()
+
+
+def test_an_output_that_cannot_be_written_is_told_before_the_fit(trained_db: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    # -o /proc/c.sqlite failed after the whole fit, as "the database: database error: ... .creating"
+    from clparse.combine import run
+
+    def never(*_: object, **__: object) -> None:
+        raise AssertionError("a member was opened before the output was checked")
+
+    monkeypatch.setattr(run, "open_member", never)
+    with pytest.raises(ConfigurationError, match="/proc/c.sqlite: cannot write a database in /proc"):
+        fit_members([MemberSpec("clparse", trained_db, "3")], [sample_path("dev")], Path("/proc/c.sqlite"),
+                    k=1, beam=5, progress=False)

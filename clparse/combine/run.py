@@ -153,6 +153,7 @@ def fit_members(members: Sequence[MemberSpec], dev_files: Sequence[str | Path], 
     if out.exists() and out.stat().st_size > 0 and combinations.has_run(out):
         raise ConfigurationError(f"{out} holds a training run: store the combination in a database of its "
                                  "own")
+    _check_writable(out)
     started = time.monotonic()
     every = [t for f in dev_files for t in read_trees(f)]
     kept = [i for i, t in enumerate(every) if not max_words or sentence_length(t) <= max_words]
@@ -193,6 +194,24 @@ def fit_members(members: Sequence[MemberSpec], dev_files: Sequence[str | Path], 
     init_database(out)
     combinations.write(out, stored)
     return FitReport(stored, singles, len(gold), time.monotonic() - started)
+
+
+def _check_writable(out: Path) -> None:
+    """Refuse, before the members parse, an ``out`` that cannot be written where it is: the fit was lost
+    after minutes with "the database: database error: ... .creating" (a scratch file's name)."""
+    import tempfile
+
+    if out.is_dir():
+        raise ConfigurationError(f"{out}: is a directory; give the combination database's file name")
+    where = out.absolute().parent
+    while not where.exists() and where != where.parent:  # the directories it would create
+        where = where.parent
+    try:
+        with tempfile.TemporaryFile(dir=where):
+            pass
+    except OSError as exc:
+        raise ConfigurationError(f"{out}: cannot write a database in {where} ({exc.strerror}); nothing was "
+                                 "fitted") from None
 
 
 class CombinedParser:

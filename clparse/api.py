@@ -232,14 +232,15 @@ def _too_deep(files: Sequence[PathLike]) -> ClparseError:
 class TrainOptions:
     """The settings of :func:`train` a run keeps per label (fixed at a label's first iteration).
 
-    None means: what the run's labels were started with, else the default (``rule`` mrl, ``smoothing``
-    0.5 for mrl, ``sample`` exact, ``sample_seed`` 0).
+    None means: what the run's labels were started with, else the default (``loss`` logistic, no
+    ``max_depth`` cap, ``checkpoint_every`` 50, ``rule`` mrl, ``smoothing`` 0.5 for mrl, ``sample``
+    exact, ``sample_seed`` 0); ``stumps`` False likewise leaves the depth to the started labels.
     """
 
-    loss: str = "logistic"
+    loss: str | None = None
     stumps: bool = False
     max_depth: int | None = None
-    checkpoint_every: int = 50
+    checkpoint_every: int | None = None
     smoothing: float | None = None
     rule: str | None = None
     sample: int | None = None
@@ -270,9 +271,16 @@ def boost_settings(db: PathLike, options: TrainOptions) -> Any:
         raise ParameterError("sample_seed", f"must be a whole number ≥ 0, got {sample_seed!r}")
     # A sampled run started before stratified sampling resumes with the sampler it started with.
     stratified = started.sample_stratified if started is not None and started.sample is not None else True
-    return BoostSettings(loss=options.loss, max_depth=1 if options.stumps else options.max_depth,
-                         checkpoint_every=options.checkpoint_every, smoothing=smoothing, rule=rule,
-                         sample=sample, sample_seed=sample_seed, sample_stratified=stratified)
+    # A run started with --stumps, --max-depth, --loss or --checkpoint-every resumes with a plain `train`.
+    defaults = started if started is not None else BoostSettings()
+    loss = options.loss if options.loss is not None else defaults.loss
+    max_depth = 1 if options.stumps else options.max_depth if options.max_depth is not None \
+        else defaults.max_depth
+    checkpoint_every = options.checkpoint_every if options.checkpoint_every is not None \
+        else defaults.checkpoint_every
+    return BoostSettings(loss=loss, max_depth=max_depth, checkpoint_every=checkpoint_every,
+                         smoothing=smoothing, rule=rule, sample=sample, sample_seed=sample_seed,
+                         sample_stratified=stratified)
 
 
 @dataclass

@@ -109,6 +109,19 @@ def backup_database(source: Path, target: Path) -> Path:
     return target
 
 
+@pytest.fixture
+def prepared(tmp_path: Path) -> Path:
+    """The bundled sample prepared small (sentences of at most 10 words, a quick tagger), not trained."""
+    from clparse.data import sample_path
+    from clparse.examples.prepare import PrepareSettings, prepare
+    from clparse.store.database import init_database
+
+    path = init_database(tmp_path / "p.sqlite")
+    prepare(path, [sample_path("train")], [sample_path("dev")],
+            PrepareSettings(max_words=10, tagger_iterations=20))
+    return path
+
+
 @pytest.fixture(scope="session")
 def trained_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled sample, prepared (examples and tagger) and every label trained until Θ < 3."""

@@ -31,14 +31,6 @@ def db(tmp_path: Path) -> Path:
     return init_database(tmp_path / "db" / "t.sqlite")
 
 
-@pytest.fixture
-def prepared(tmp_path: Path) -> Path:
-    path = init_database(tmp_path / "p.sqlite")
-    prepare(path, [sample_path("train")], [sample_path("dev")],
-            PrepareSettings(max_words=10, tagger_iterations=20))
-    return path
-
-
 def test_init_creates_a_recognizable_database(db: Path) -> None:
     connection = apsw.Connection(str(db))
     assert connection.execute("PRAGMA application_id").fetchall()[0][0] == schema.APPLICATION_ID

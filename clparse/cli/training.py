@@ -202,13 +202,18 @@ def _dask_address(ctx: click.Context, param: click.Parameter, value: str | None)
 @click.option("--dask-batch", type=click.IntRange(min=1), default=50, show_default=True, metavar="N",
               help="With --dask: a worker sends back at most N iterations (and about a second of work) at a "
                    "time.")
-@click.option("--stumps", is_flag=True, help="Decision stumps (trees of depth 1, paper §3.4).")
-@click.option("--max-depth", type=click.IntRange(min=1), default=None, help="Cap the depth of every tree.")
-@click.option("--loss", type=click.Choice(["logistic", "exponential"]), default="logistic", show_default=True,
-              help="Logistic loss (the paper) or exponential loss (AdaBoost, footnote 2).")
-@click.option("--checkpoint-every", type=click.IntRange(min=1), default=50, show_default=True,
+@click.option("--stumps", is_flag=True,
+              help="Decision stumps (trees of depth 1, paper §3.4). Default: the depth the run's labels were "
+                   "started with, else no cap.")
+@click.option("--max-depth", type=click.IntRange(min=1), default=None,
+              help="Cap the depth of every tree. Default: what the run's labels were started with, else no "
+                   "cap.")
+@click.option("--loss", type=click.Choice(["logistic", "exponential"]), default=None,
+              help="Logistic loss (the paper) or exponential loss (AdaBoost, footnote 2). Default: what the "
+                   "run's labels were started with, else logistic.")
+@click.option("--checkpoint-every", type=click.IntRange(min=1), default=None,
               help="Keep the margin vector every N iterations (weights of other iterations are rebuilt "
-                   "from the trees when queried).")
+                   "from the trees when queried). Default: what the run's labels were started with, else 50.")
 @click.option("--smoothing", type=Number(at_least=0), default=None,
               help="Leaf smoothing: ε = 1e-8 + S × the mean weight of a candidate example, so a leaf holding "
                    "a few examples gets a modest confidence (0.5 is Schapire & Singer's ε = 1/2N; 0: the "
@@ -234,7 +239,8 @@ def train_command(db: Path, labels: str | None, until_theta: float | None, max_i
     SIGTERM stops after the current iteration, a kill loses at most the iteration in flight, and
     running the same command again resumes every label where it stopped, with trees identical to
     an uninterrupted run. Settings (--loss, --stumps, --max-depth, --checkpoint-every, --smoothing,
-    --rule, --sample) are fixed per label at its first iteration. Watch a run with `clparse status`.
+    --rule, --sample) are fixed per label at its first iteration; left out, they are what the run's
+    labels were started with, so the plain command resumes any run. Watch a run with `clparse status`.
 
     Exit status: 0 when every label ended (stopped or converged); 1 on an error or a failed or refused
     label; a run paused cleanly by a signal says "paused; run the same command again to resume" and

@@ -227,8 +227,24 @@ def check_browsable(db: str | Path) -> None:
 def free_port(host: str = DEFAULT_HOST) -> int:
     """A port nobody listens on at ``host`` now (the kernel's pick)."""
     with socket.socket(_family(host)) as probe:
-        probe.bind((host, 0))
+        try:
+            probe.bind((host, 0))
+        except OSError as exc:
+            raise _bind_error(exc, host, 0) from None
         return int(probe.getsockname()[1])
+
+
+def _bind_error(exc: OSError, host: str, port: int) -> ParameterError:
+    """A failed bind told as the option at fault: a port in use or reserved is --port's, anything else
+    (a name that does not resolve, an address not of this machine) --host's (it was told as --port's, or
+    without naming either)."""
+    import errno
+
+    if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+        return ParameterError("port", f"cannot listen on {host}:{port} ({exc.strerror}); pick another --port "
+                                      "(0: any free one)")
+    return ParameterError("host", f"cannot listen on {host} ({exc.strerror or exc}); give an address of this "
+                                  "machine (127.0.0.1; 0.0.0.0: every interface)")
 
 
 def _family(host: str) -> socket.AddressFamily:
@@ -242,8 +258,7 @@ def _check_port(host: str, port: int) -> None:
         try:
             probe.bind((host, port))
         except OSError as exc:
-            raise ParameterError("port", f"cannot listen on {host}:{port} ({exc.strerror}); pick another "
-                                         "--port (0: any free one)") from None
+            raise _bind_error(exc, host, port) from None
 
 
 def tilde(name: str) -> str:

@@ -583,13 +583,24 @@ def _file_names(files: Sequence[PathLike], parameter: str = "files") -> list[str
     return [str(name) for name in files]
 
 
+def _input_files(files: Sequence[PathLike]) -> list[str]:
+    """Input files to read sentences from (``-`` is stdin): a missing file or a directory is one
+    ParameterError naming it, as the command line says it (a FileNotFoundError from the reader before)."""
+    names = _file_names(files)
+    for name in names:  # a pipe (/dev/fd/63, /dev/stdin) is not a regular file, and is taken
+        problem = "a directory" if Path(name).is_dir() else None if Path(name).exists() else "no such file"
+        if name != "-" and problem is not None:
+            raise ParameterError("files", f"{name}: {problem}; give files of sentences (or '-' for stdin)")
+    return names
+
+
 def read_input(files: Sequence[str], input_format: str = "tokens", warn: Echo = _quiet,
                tags: set[str] | None = None) -> Iterator[Any]:
     """Sentences from ``files`` (``-`` is stdin) in ``input_format`` (tokens, tagged, ptb, or text: running
     text gives :class:`~clparse.parser.SourceSentence` objects, offsets counted from each file's start)."""
     from clparse.read.sentences import read_sentences
 
-    files = _file_names(files)
+    files = _input_files(files)
 
     if input_format == "text":
         return _text_input(files)
@@ -726,7 +737,7 @@ def count_input(files: Sequence[str], input_format: str = "tokens") -> int | Non
     checks the whole input before anything slow starts."""
     from clparse.read.sentences import count_sentences
 
-    files = _file_names(files)
+    files = _input_files(files)
     if "-" in files:
         if input_format == "ptb":
             raise ParameterError("input_format", "ptb needs file names (it cannot read stdin)")
@@ -741,7 +752,7 @@ def tag(db: PathLike, files: Sequence[str] = ("-",)) -> Iterator[list[tuple[str,
     from clparse.read.sentences import read_sentences
     from clparse.read.tree import escape_brackets  # not clparse.parser: it imports numba (0.3 s)
 
-    files = _file_names(files)
+    files = _input_files(files)
     tagger = _tagger(db)
     for sentence in read_sentences(files, "tokens"):
         words = [escape_brackets(str(w)) for w in sentence]

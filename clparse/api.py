@@ -492,14 +492,15 @@ class _DamageCheck:
             raise self._error
 
 
-def open_parser(db: PathLike, theta: float | str = "best", *, beam: int = 100, max_pops: int = 10_000,
+def open_parser(db: PathLike, theta: float | str = "best", *, beam: int | None = None, max_pops: int = 10_000,
                 aggregator: str = "maxmin", max_words: int = 0, kbest: int = 1,
                 tag_alternatives: int | None = None, checked: bool = False) -> Parser:
     """The parser rebuilt from ``db`` at Θ̂ ``theta`` (a number ≥ 0 or "best"), once :func:`check_readable`
     passes (its damage check runs while the parser loads; ``checked``: the caller already ran the whole
-    check). ``kbest``: each result holds the K best distinct trees (``result.trees``, best first);
-    ``tag_alternatives``: taggings of untagged input parsed beside the best one (None:
-    :data:`clparse.parser.TAG_ALTERNATIVES`)."""
+    check). ``beam`` None: 100 (a combination: the beam it was fitted with). ``kbest``: each result holds
+    the K best distinct trees (``result.trees``, best first); ``tag_alternatives``: taggings of untagged
+    input parsed beside the best one (None: :data:`clparse.parser.TAG_ALTERNATIVES`). A combination
+    refuses a search it was not fitted with (another beam, tag alternatives, the sum aggregator)."""
     if theta != "best" and not (isinstance(theta, (int, float)) and 0 <= theta < float("inf")):
         raise ParameterError("theta", f"{theta!r}: give a finite number ≥ 0 or 'best'")
     if not isinstance(kbest, int) or kbest < 1:
@@ -519,7 +520,7 @@ def open_parser(db: PathLike, theta: float | str = "best", *, beam: int = 100, m
     return parser
 
 
-def _open_parser(db: PathLike, theta: float | str, *, beam: int, max_pops: int, aggregator: str,
+def _open_parser(db: PathLike, theta: float | str, *, beam: int | None, max_pops: int, aggregator: str,
                  max_words: int, kbest: int, tag_alternatives: int | None) -> Parser:
     from clparse.parser import TAG_ALTERNATIVES, Parser
     from clparse.store import reading  # not store.combinations: it imports SQLAlchemy (0.2 s)
@@ -534,8 +535,19 @@ def _open_parser(db: PathLike, theta: float | str, *, beam: int, max_pops: int, 
             raise ParameterError("theta", "a combination's members parse at the Θ̂ stored for each of them")
         if kbest != 1:
             raise ParameterError("kbest", "a combination gives one tree per sentence")
-        return CombinedParser.from_db(db, max_pops=max_pops, aggregator=aggregator,  # type: ignore[return-value]
+        # λ, ρ and τ were fitted to the members' max-min scored K-best lists of the lead's best tagging:
+        # another search would be combined by weights fitted to a different one (it was dropped in silence)
+        if aggregator != "maxmin":
+            raise ParameterError("aggregator", "a combination's τ was fitted to max-min scores: leave it "
+                                               "out or give maxmin")
+        if tag_alternatives:
+            raise ParameterError("tag_alternatives", "a combination's members parse its lead member's "
+                                                     "best tagging alone, as it was fitted: leave it out "
+                                                     "or give 0")
+        return CombinedParser.from_db(db, max_pops=max_pops, beam=beam,  # type: ignore[return-value]
                                       max_words=max_words)
+    if beam is None:
+        beam = 100  # clparse.cli.options.PARSE_BEAM
     if tag_alternatives is None:
         tag_alternatives = TAG_ALTERNATIVES
     if not isinstance(tag_alternatives, int) or tag_alternatives < 0:
@@ -748,7 +760,8 @@ def count_input(files: Sequence[str], input_format: str = "tokens") -> int | Non
 def tag(db: PathLike, files: Sequence[str] = ("-",)) -> Iterator[list[tuple[str, str]]]:
     """Tag tokenized text with the run's stored tagger: one sentence per line in, (word, tag) pairs out.
     Parentheses are spelled -LRB- / -RRB- first, as ``parse`` and the treebank spell them (the tagger
-    learnt them so: a raw ``(`` was tagged as a word)."""
+    learnt them so: a raw ``(`` was tagged as a word). A combination's database tags with its lead
+    member's tagger, as ``parse`` tags untagged input for it."""
     from clparse.read.sentences import read_sentences
     from clparse.read.tree import escape_brackets  # not clparse.parser: it imports numba (0.3 s)
 
@@ -773,9 +786,33 @@ def evaluate_tags(db: PathLike, gold: Sequence[PathLike]) -> TaggingReport:
 
 
 def _tagger(db: PathLike) -> Any:
+    from clparse.store import reading
+    from clparse.store.database import Database
     from clparse.tag.stored import load_tagger
 
+    with Database.of(db, readonly=True).raw() as connection:
+        combined = reading.is_combination(connection)
+    if combined:  # parse tags untagged input with its lead member's tagger: tag does the same
+        db = _lead_member(db)
     tagger = load_tagger(db)
     if tagger is None:
         raise ConfigurationError(f"{db} has no tagger; run prepare again with the same inputs to add one")
     return tagger
+
+
+def _lead_member(db: PathLike) -> str:
+    """The database of a combination's lead member (the largest λ, as :class:`CombinedParser` picks it),
+    whose tagger tags what the combination parses."""
+    from clparse.store import combinations
+
+    stored = combinations.latest(db)
+    if stored is None:
+        raise ConfigurationError(f"{db}: no combination stored")
+    weights = [m.weight for m in stored.members]
+    lead = stored.members[weights.index(max(weights))]  # the first of equal weights, as numpy's argmax
+    if lead.kind != "clparse":
+        others = ", ".join(m.source for m in stored.members if m.kind == "clparse") or "none"
+        raise ConfigurationError(f"{db}: a combination whose lead member {lead.source} is another parser's "
+                                 f"trees (a file), with no tagger: tag with a clparse member's database "
+                                 f"({others})")
+    return lead.source

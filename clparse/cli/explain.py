@@ -10,7 +10,7 @@ import click
 
 from clparse import api
 from clparse.cli.core import main
-from clparse.cli.options import DB_OPTION, PARSE_BEAM, Theta, search_options
+from clparse.cli.options import DB_OPTION, PARSE_BEAM, Theta, search_options, unless_given
 from clparse.errors import ClparseError
 
 
@@ -61,7 +61,7 @@ def explain_command(db: Path, sentence: tuple[str, ...], theta: float | str, inp
 
     sentences = _sentences(sentence, input_format)
     api.check_readable(db, damage=False)  # a wrong path named at once; damage while the model loads
-    parser = api.open_parser(db, theta, **search)
+    parser = api.open_parser(db, theta, **unless_given(search, "beam"))  # a combination: explain's own error
     if input_format == "tagged":  # as parse does: a tag no feature knows is warned about, once
         known, warned = api.known_tags(db), set()
         for number, tokens in enumerate(sentences, 1):

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from clparse.cli.core import Command
 from clparse.errors import ClparseError
@@ -222,6 +223,14 @@ def _search_options(command: Callable[..., Any], beam: int) -> Callable[..., Any
     )):
         command = option(command)
     return command
+
+
+def unless_given(search: dict[str, Any], *names: str) -> dict[str, Any]:
+    """``search`` with each of ``names`` left at its default set to None: the library's default then
+    holds (a combination's stored beam), and only what the user typed can be refused."""
+    ctx = click.get_current_context()
+    return {**search, **{name: None for name in names
+                         if ctx.get_parameter_source(name) is not ParameterSource.COMMANDLINE}}
 
 
 def stop_request(what: str, command: str, finishes: bool = True) -> Any:

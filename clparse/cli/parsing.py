@@ -24,6 +24,7 @@ from clparse.cli.options import (
     refuse_overwriting,
     search_options,
     treebank_files,
+    unless_given,
 )
 from clparse.errors import ClparseError
 from clparse.output import FORMATS, format_result
@@ -137,7 +138,8 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
     # Files are read once first: bad input is reported before the slow model load, and the count is the
     # progress total (reading is thousands of times faster than parsing). Stdin can be read only once.
     total = api.count_input(names, input_format)
-    parser = api.open_parser(db, theta, **search)
+    # options left out are None: a combination parses at its stored beam, and refuses only what was typed
+    parser = api.open_parser(db, theta, **unless_given(search, "beam", "tag_alternatives"))
     click.echo(api.describe_parser(parser), err=True)
     # The model is loaded: start the -o file now, so that a run stopped before its first tree leaves an
     # empty file, not an older run's trees that look like this one's output.

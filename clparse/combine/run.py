@@ -21,7 +21,7 @@ import clparse
 from clparse.combine.fit import Combination, dev_sentence, fit
 from clparse.combine.select import choose, combined_tree
 from clparse.combine.votes import Scored, collect
-from clparse.errors import ConfigurationError, NotCalibratedError
+from clparse.errors import ConfigurationError, NotCalibratedError, ParameterError
 from clparse.evaluate.evalb import evaluate
 from clparse.output import ParseResult
 from clparse.parser import Parser, Sentence
@@ -234,6 +234,11 @@ class CombinedParser:
         if foreign:
             raise ConfigurationError(f"{db}: member {foreign[0]} is another parser's trees (a file): such a "
                                      "combination can be fitted and evaluated, not parse new text")
+        asked = options.pop("beam", None)
+        if asked is not None and asked != stored.beam:  # λ, ρ and τ were fitted to lists at the stored beam
+            raise ParameterError("beam", f"the combination was fitted with its members at beam "
+                                         f"{stored.beam}: leave it out (or fit again with `clparse combine "
+                                         "--beam`)")
         options = {**options, "beam": stored.beam, "kbest": stored.k}
         members = [open_member(Path(m.source), m.theta, "or fit the combination again with a Θ̂ named: "
                                f"--member {m.source}@THETA", **options) for m in stored.members]

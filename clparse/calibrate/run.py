@@ -27,7 +27,7 @@ from clparse.preprocess.pipeline import PreprocessConfig, sentence_length
 from clparse.read import read_trees
 from clparse.read.ptb import format_tree, parse_tree
 from clparse.read.tree import Tree
-from clparse.rebuild.model import ParserModel, load_model, trees_at_theta
+from clparse.rebuild.model import ParserModel, load_model, trees_at_theta, usable_range
 from clparse.store.calibration import Calibrations
 from clparse.store.database import Database
 from clparse.store.models import Models
@@ -165,14 +165,22 @@ def calibrate(db: str | Path, dev_files: Sequence[str | Path] = (), thetas: Sequ
         grid = sorted({float(t) for t in (thetas if thetas else default_grid(database))}, reverse=True)
         if any(not (t > 0 and math.isfinite(t)) for t in grid):
             raise ConfigurationError("every Θ̂ must be a positive number")
-        params = EvalbParams()
-        store = Calibrations(database)
-        result = CalibrationResult(calibration_id(database, settings, gold,
-                                                  ",".join(map(str, dev_files)) or "database"))
+        # refused before the calibration's row is written: a failure after it left an empty calibration
+        # (best NULL) that `report` listed as an empty table
+        for theta in grid:
+            counts, missing = trees_at_theta(database, theta)
+            if not missing and counts and not any(counts.values()):
+                raise ConfigurationError(f"{db}: Θ̂ = {theta:g} is above every label's first Θ, so no tree "
+                                         f"would be used (a parser that builds nothing); "
+                                         f"{usable_range(database)}")
         tagger = load_tagger(database) if settings.tags == "tagger" else None
         if settings.tags == "tagger" and tagger is None:
             raise ConfigurationError(f"{db} has no tagger; run `clparse prepare` again with the same inputs "
                                      "to add one")
+        params = EvalbParams()
+        store = Calibrations(database)
+        result = CalibrationResult(calibration_id(database, settings, gold,
+                                                  ",".join(map(str, dev_files)) or "database"))
         for theta in grid:
             done = store.point(result.calibration_id, theta)
             if done is not None:

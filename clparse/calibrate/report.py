@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from clparse.errors import ConfigurationError, ParameterError
+from clparse.errors import ClparseError, ConfigurationError, ParameterError
 from clparse.store.calibration import Calibrations
 from clparse.store.database import Database
 
@@ -160,5 +160,5 @@ def draw_figure(db: str | Path, path: str | Path) -> None:
     try:
         with open(path, "wb") as handle:
             handle.write(image.getvalue())
-    except OSError as exc:  # the error at close names no file
-        raise OSError(exc.errno, exc.strerror, str(path)) from None
+    except OSError as exc:  # one line naming the file, as the CLI says it (the API raised the raw OSError)
+        raise ClparseError(f"{path}: {exc.strerror or exc}") from None

@@ -327,8 +327,8 @@ class _TrainingView:
 def status_command(db: Path, as_json: bool) -> None:
     """Per label: iteration, Θ, splits, loss, examples/s, state, last update (works during training).
 
-    The file gets SQLite's quick check first (read-only): a damaged file is an error (exit status 1), not a
-    table read from its few healthy pages."""
+    After the table is read, the file gets SQLite's quick check (read-only): a damaged file is an error
+    (exit status 1), not a table read from its few healthy pages."""
     from dataclasses import asdict
 
     from clparse.train import format_status

@@ -403,6 +403,8 @@ def calibration_grid(db: PathLike, thetas: Sequence[float] | None = None, points
     if thetas is not None and not all(isinstance(t, numbers.Real) and not isinstance(t, bool)
                                       and 0 <= t < float("inf") for t in thetas):
         raise ParameterError("thetas", f"give finite numbers ≥ 0, got {list(thetas)!r}")
+    if isinstance(points, bool) or not isinstance(points, int) or points < 1:  # 0 gave [] in silence
+        raise ParameterError("points", f"must be a whole number ≥ 1, got {points!r}")
     return list(thetas) if thetas else default_grid(db, points)
 
 

@@ -322,6 +322,8 @@ def check_database(path: str | Path, *, upgrade: bool = True, echo: Callable[[st
     path = Path(path)
     if not path.exists():
         raise DatabaseError(f"{path}: no such database; {missing_hint(path)}")
+    if path.is_dir():  # open() raised a raw IsADirectoryError
+        raise DatabaseError(f"{path}: a directory, not a database file; give the path of the .sqlite file")
     app_id, revision = _inspect(path)
     if app_id != APPLICATION_ID or revision is None:
         raise DatabaseError(f"{path}: a SQLite file, but not a clparse database; left untouched")

@@ -524,7 +524,7 @@ def open_parser(db: PathLike, theta: float | str = "best", *, beam: int | None =
 
 def _open_parser(db: PathLike, theta: float | str, *, beam: int | None, max_pops: int, aggregator: str,
                  max_words: int, kbest: int, tag_alternatives: int | None) -> Parser:
-    from clparse.parser import TAG_ALTERNATIVES, Parser
+    from clparse.parser import TAG_ALTERNATIVES, Parser, SearchOptions
     from clparse.store import reading  # not store.combinations: it imports SQLAlchemy (0.2 s)
     from clparse.store.database import Database
 
@@ -549,7 +549,7 @@ def _open_parser(db: PathLike, theta: float | str, *, beam: int | None, max_pops
         return CombinedParser.from_db(db, max_pops=max_pops, beam=beam,  # type: ignore[return-value]
                                       max_words=max_words)
     if beam is None:
-        beam = 100  # clparse.cli.options.PARSE_BEAM
+        beam = SearchOptions.beam  # the parser's own default (the command line's too)
     if tag_alternatives is None:
         tag_alternatives = TAG_ALTERNATIVES
     if not isinstance(tag_alternatives, int) or tag_alternatives < 0:

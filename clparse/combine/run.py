@@ -162,7 +162,7 @@ def fit_members(members: Sequence[MemberSpec], dev_files: Sequence[str | Path], 
         raise ConfigurationError("no dev sentences (check --dev and --max-words)")
     # the other parsers' files first: a wrong one is told before the members parse for minutes
     theirs = {number: ptb_lists(member.source, gold, kept, len(every))
-              for number, member in enumerate(members) if member.kind == "ptb"}
+              for number, member in enumerate(members, 1) if member.kind == "ptb"}
     lists: list[list[list[Scored]]] = []
     fitted_with: list[dict[str, Any] | None] = []
     # every member opened before any parses: a last member not calibrated, or at a Θ̂ it is not trained to,
@@ -172,7 +172,7 @@ def fit_members(members: Sequence[MemberSpec], dev_files: Sequence[str | Path], 
                for number, member in enumerate(members, 1) if member.kind != "ptb"}
     for number, member in enumerate(members, 1):
         if member.kind == "ptb":
-            lists.append(theirs[number - 1])
+            lists.append(theirs[number])
             fitted_with.append(None)
             continue
         parser = parsers[number]

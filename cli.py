@@ -1,8 +1,6 @@
 """The ``clparse`` command, runnable from a checkout as ``python cli.py``; it lives in :mod:`clparse.cli`."""
 
-import sys
-
-from clparse.cli import main
+from clparse.cli import run
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -25,6 +25,7 @@ worker whose parent died is ended by the kernel. Nothing here imports the traine
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import queue
@@ -260,6 +261,11 @@ def parse_parallel(parser: Any, sentences: Iterator[tuple[Sequence[Any], Any]], 
     read = 0  # sentences read
     ahead = Lookahead(sentences, chunk, jobs)
     finished = False
+    if start == "fork":
+        # The objects alive now (the model's among them) go to the collector's permanent generation, so
+        # that no collection in a worker writes to their pages: each write copies a 4 KiB page the fork
+        # shared (on GUM dev ≤ 15, `--jobs 2` took 2.96 s with them, 2.86 s without).
+        gc.freeze()
     try:
         for number in range(1, jobs + 1):
             ours, theirs = context.Pipe(duplex=True)
@@ -303,6 +309,8 @@ def parse_parallel(parser: Any, sentences: Iterator[tuple[Sequence[Any], Any]], 
                     _receive(w, chunks, jobs)
         finished = True
     finally:
+        if start == "fork":
+            gc.unfreeze()  # only now: a collection here before the workers end would copy pages as well
         _stop(workers, gently=finished)
     if ahead.failure is not None:
         raise ahead.failure

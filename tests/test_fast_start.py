@@ -247,3 +247,18 @@ def test_a_function_without_a_module_name_loads_numbas_way() -> None:
     cache = _CacheStandIn(None)
     assert caching.Cache.load_overload(cache, (), cpu_target.target_context) is None
     assert cache.loads == 1
+
+
+def test_the_console_script_freezes_what_is_alive_before_shutdown() -> None:
+    # clparse.cli.run (the installed `clparse`) freezes the collector after the command, so that shutdown
+    # does not walk every object the kernels left; atexit handlers still run after it.
+    from importlib.metadata import entry_points
+
+    scripts = {ep.name: ep.value for ep in entry_points(group="console_scripts")}
+    assert scripts["clparse"] == "clparse.cli:run"
+    code = ("import atexit, gc, sys\nfrom clparse.cli import run\n"
+            "atexit.register(lambda: print('frozen', gc.get_freeze_count() > 0))\n"
+            "sys.argv = ['clparse', '--version']\nrun()\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "clparse" in done.stdout and done.stdout.rstrip().endswith("frozen True")

@@ -305,3 +305,41 @@ def test_cli_jobs_give_the_bytes_of_one_process_in_every_format(trained_db: Path
         assert any(c["confidence"] is not None and c["share"] is not None
                    for entry in data for tree in entry["trees"] for c in tree["constituents"])
         assert all((entry["offsets"] is not None) == (case == "text") for entry in data)
+
+
+def test_forked_workers_start_with_the_parents_objects_frozen_and_the_parent_unfreezes(
+        trained_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # gc.freeze() before the fork keeps a worker's collections off the pages it shares with its parent;
+    # the parent must not stay frozen after the run (its cyclic garbage would never be collected).
+    import gc
+
+    import clparse.parse_jobs as parse_jobs
+
+    monkeypatch.setattr(parse_jobs, "START", "fork")
+    original = parse_jobs.worker
+
+    def recording_worker(*args: object, **kwargs: object) -> None:
+        (tmp_path / f"frozen.{os.getpid()}").write_text(str(gc.get_freeze_count()))
+        original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(parse_jobs, "worker", recording_worker)
+    parser = api.open_parser(trained_db, 3.0, beam=1)
+    before = gc.get_freeze_count()
+    expected = [str(r.tree) for r in api.parse(parser, [str(DEV)], "ptb")]
+    assert [str(r.tree) for r in api.parse(parser, [str(DEV)], "ptb", jobs=2)] == expected
+    counts = [int(path.read_text()) for path in tmp_path.glob("frozen.*")]
+    assert len(counts) == 2 and all(count > 1000 for count in counts)
+    assert gc.get_freeze_count() == before
+
+
+def test_a_failed_parallel_run_leaves_the_parent_unfrozen(copy_trained_db: Callable[[], Path],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    monkeypatch.setattr("clparse.parse_jobs.START", "fork")
+    parser = api.open_parser(copy_trained_db(), 3.0, beam=1)
+    monkeypatch.setattr("clparse.parse_jobs.plain", lambda result: 1 / 0)  # every worker fails at once
+    before = gc.get_freeze_count()
+    with pytest.raises(ClparseError, match="parse worker"):
+        list(api.parse(parser, [str(DEV)], "ptb", jobs=2))
+    assert gc.get_freeze_count() == before

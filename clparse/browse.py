@@ -166,6 +166,19 @@ def database_name(db: str | Path) -> str:
     return Path(db).stem
 
 
+def kind_of(db: str | Path) -> str:
+    """What ``db`` is, as the page's description names it: a run's training database, a parser exported
+    from one, or a combination (each holds the same tables, not all of them filled)."""
+    from clparse.store.combinations import is_combination
+    from clparse.store.export import export_origin
+
+    if is_combination(db):
+        return "parser combination database (made by `clparse combine`)"
+    if export_origin(db) is not None:
+        return "parser database (exported by `clparse export`)"
+    return "training database"
+
+
 def build_metadata(db: str | Path) -> dict[str, Any]:
     """Datasette's metadata for ``db``: descriptions of every table and column, the canned queries, and page
     sizes that keep a page of blob rows within PAGE_BYTES."""
@@ -179,7 +192,7 @@ def build_metadata(db: str | Path) -> dict[str, Any]:
                for name, q in CANNED_QUERIES.items()}
     return {
         "title": f"clparse: {Path(db).name}",
-        "description": ("A clparse training database, read-only. Every table and column is described on its "
+        "description": (f"A clparse {kind_of(db)}, read-only. Every table and column is described on its "
                         "page; the canned queries below the tables show training curves, the features "
                         "with the most gain, calibrations and each label's status."),
         "about": "clparse schema (docs/schema.md)",
@@ -193,12 +206,17 @@ _CHILD = ("import sys; from clparse.interrupt import die_with_parent; die_with_p
           "from datasette.cli import cli; cli(sys.argv[2:], prog_name='datasette')")
 
 
+#: Rows Datasette returns of one query at most (its max_returned_rows): canned queries over a large run
+#: need more than its default 1,000; a query cut there says so (``truncated``), which ``--check`` reports.
+MAX_ROWS = 100_000
+
+
 def datasette_command(db: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> list[str]:
     """The child process's command line (``datasette serve ...``); the metadata JSON goes to its stdin."""
     return [sys.executable, "-c", _CHILD, str(os.getpid()), "serve", "--immutable", os.path.abspath(db),
             "--metadata", "-", "--host", host, "--port", str(port),
             # canned queries over a large run (every iteration of every label) need more than 1 s / 1000 rows
-            "--setting", "sql_time_limit_ms", "20000", "--setting", "max_returned_rows", "100000",
+            "--setting", "sql_time_limit_ms", "20000", "--setting", "max_returned_rows", str(MAX_ROWS),
             "--setting", "allow_download", "off", "--setting", "suggest_facets", "off"]
 
 
@@ -286,11 +304,13 @@ class Server:
     def database_url(self) -> str:
         return f"{self.url}/{tilde(self.database)}"
 
-    def query_url(self, name: str, params: dict[str, str] | None = None, fmt: str = "") -> str:
-        """The URL of a canned query (``fmt`` ".json" for its rows as JSON)."""
+    def query_url(self, name: str, params: dict[str, str] | None = None, fmt: str = "",
+                  shape: str = "array") -> str:
+        """The URL of a canned query (``fmt`` ".json" for its rows as JSON: ``shape`` "array" a list of
+        rows, "objects" Datasette's answer whose ``truncated`` says whether MAX_ROWS cut the rows)."""
         from urllib.parse import urlencode
 
-        query = {**(params or {}), **({"_shape": "array"} if fmt == ".json" else {})}
+        query = {**(params or {}), **({"_shape": shape} if fmt == ".json" else {})}
         return f"{self.database_url}/{name}{fmt}" + (f"?{urlencode(query)}" if query else "")
 
     def wait_until_ready(self, timeout: float = 60.0) -> None:
@@ -360,16 +380,17 @@ def fetch_json(url: str) -> Any:
         return json.load(response)
 
 
-def check(db: str | Path, host: str = DEFAULT_HOST, port: int = 0) -> list[tuple[str, int]]:
-    """Start the server, fetch every canned query (with its example parameters) as JSON, stop: (URL, rows)
-    per query. A query that fails is an error naming it."""
+def check(db: str | Path, host: str = DEFAULT_HOST, port: int = 0) -> list[tuple[str, int, bool]]:
+    """Start the server, fetch every canned query (with its example parameters) as JSON, stop: (URL, rows
+    returned, whether Datasette cut them at :data:`MAX_ROWS`) per query. A query that fails is an error
+    naming it."""
     results = []
     with serving(db, host, port) as server:
         for name, query in CANNED_QUERIES.items():
-            url = server.query_url(name, query.example, ".json")
+            url = server.query_url(name, query.example, ".json", shape="objects")
             try:
-                rows = fetch_json(url)
+                answer = fetch_json(url)
             except urllib.error.HTTPError as exc:
                 raise ConfigurationError(f"{url}: HTTP {exc.code} {exc.reason}") from None
-            results.append((url, len(rows)))
+            results.append((url, len(answer["rows"]), bool(answer.get("truncated"))))
     return results

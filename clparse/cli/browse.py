@@ -35,8 +35,9 @@ def browse_command(db: Path, port: int, host: str, open_browser: bool, check_onl
     from clparse import browse
 
     if check_only:
-        for url, rows in browse.check(db, host, port):
-            click.echo(f"{url}: {rows} rows")
+        for url, rows, truncated in browse.check(db, host, port):
+            cut = f" (cut at Datasette's limit of {browse.MAX_ROWS:,} rows: the query has more)"
+            click.echo(f"{url}: {rows} rows{cut if truncated else ''}")
         return
     # Ctrl-C (SIGINT) is how the server is stopped: make it raise KeyboardInterrupt even in a process that
     # inherited SIGINT ignored or blocked (a test runner's child, say), instead of serving on unstoppable.

@@ -54,6 +54,7 @@ import json
 import math
 import struct
 import tempfile
+import threading
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -137,6 +138,10 @@ class CrfTagger:
         self._model = model
         self._data = data
         self._tagger = tagger
+        # CRFsuite's tagger keeps the sentence it last tagged, which marginals() and alternatives() then
+        # read in several calls: held across them, so threads sharing this tagger never read each
+        # other's sentence (re-entrant: both call tag()).
+        self._lock = threading.RLock()
         self._labels = list(labels)
         self.feature_set = feature_set  # the features it was trained with, hence tags with
         self.lexicon = lexicon
@@ -223,34 +228,39 @@ class CrfTagger:
         checked_words(words)
         if not words:
             return []
-        try:
-            return list(self._tagger.tag(self.features(words)))
-        except (SystemError, UnicodeEncodeError):  # pycrfsuite's way of failing on a lone surrogate
-            return list(self._tagger.tag(self.features([_utf8(word) for word in words])))
+        with self._lock:
+            try:
+                return list(self._tagger.tag(self.features(words)))
+            except (SystemError, UnicodeEncodeError):  # pycrfsuite's way of failing on a lone surrogate
+                return list(self._tagger.tag(self.features([_utf8(word) for word in words])))
 
     def marginals(self, words: Sequence[str]) -> list[dict[str, float]]:
         """Each word's marginal probability of every tag (they sum to 1 per word), given the whole
         sentence: how sure the tagger is, word by word (``benchmarks/tag_alternatives.py``)."""
         if not words:
             return []
-        self.tag(words)  # sets this sentence's attributes on the CRFsuite tagger, which marginals read
-        return [{label: self._tagger.marginal(label, t) for label in self._labels} for t in range(len(words))]
+        with self._lock:
+            self.tag(words)  # sets this sentence's attributes on the CRFsuite tagger, which marginals read
+            return [{label: self._tagger.marginal(label, t) for label in self._labels}
+                    for t in range(len(words))]
 
     def alternatives(self, words: Sequence[str], count: int, threshold: float = UNSURE) -> list[list[str]]:
         """The best tagging, then up to ``count`` more: each the best with one word's tag replaced by its
         second most probable tag, for the words whose best tag has a marginal probability below
         ``threshold``, least sure first (ties: the earlier word). For parsing several taggings and
         keeping the best parse (``SearchOptions.tag_alternatives``)."""
-        best = self.tag(words)
-        if count < 1 or not words:
-            return [best]
-        # tag() has just set this sentence's attributes on the CRFsuite tagger: marginals read them
-        unsure: list[tuple[float, int, str]] = []
-        for t in range(len(words)):
-            ranked = sorted(((self._tagger.marginal(label, t), label) for label in self._labels),
-                            key=lambda pair: -pair[0])  # stable: equal marginals keep label order
-            if ranked[0][0] < threshold and len(ranked) > 1:
-                unsure.append((ranked[0][0], t, ranked[1][1] if ranked[0][1] == best[t] else ranked[0][1]))
+        with self._lock:
+            best = self.tag(words)
+            if count < 1 or not words:
+                return [best]
+            # tag() has just set this sentence's attributes on the CRFsuite tagger: marginals read them
+            unsure: list[tuple[float, int, str]] = []
+            for t in range(len(words)):
+                ranked = sorted(((self._tagger.marginal(label, t), label) for label in self._labels),
+                                key=lambda pair: -pair[0])  # stable: equal marginals keep label order
+                if ranked[0][0] < threshold and len(ranked) > 1:
+                    other = ranked[1][1] if ranked[0][1] == best[t] else ranked[0][1]
+                    unsure.append((ranked[0][0], t, other))
         unsure.sort(key=lambda entry: (entry[0], entry[1]))
         taggings = [best]
         for _, t, other in unsure[:count]:

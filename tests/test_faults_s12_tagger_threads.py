@@ -1,5 +1,6 @@
-"""A CRF tagger shared between threads, called directly (not through a Parser): each thread gets what the
-tagger alone gives. Its marginals and alternatives read the sentence CRFsuite last tagged, in several calls."""
+"""A CRF tagger shared between threads, called directly (not through a Parser): each thread gets what
+the tagger alone gives. Its marginals and alternatives read the sentence CRFsuite last tagged, in
+several calls."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from clparse.errors import ConfigurationError
 from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG, QUOTE_TAGS, STEPS, is_punctuation
-from clparse.read.ptb import unwrap
+from clparse.read.ptb import WRAPPER_LABELS, unwrap
 from clparse.read.tree import Tree
 
 ROOT_LABEL = "ROOT"
@@ -144,7 +144,18 @@ def preprocess_tree(tree: Tree, config: PreprocessConfig = PreprocessConfig(),
     if current is None:
         return None
     removed.sort(key=lambda token: token.index)
-    return Preprocessed(Tree(ROOT_LABEL, [current]), removed, [leaf.word or "" for leaf in tokens], tree)
+    return Preprocessed(_rooted(current), removed, [leaf.word or "" for leaf in tokens], tree)
+
+
+def _rooted(body: Tree) -> Tree:
+    """``body`` under one ``ROOT``. A wrapper that had several children when read (``( (S ...) (. .))``,
+    ``(TOP (S ...) (. .))``) is still on top after the steps: it is the root, not a phrase, so it is
+    dropped if the steps left it one child and renamed ``ROOT`` otherwise; else a label ``""`` (written
+    ``(ROOT ( (S ...)))``, which no reader takes back) or a ``ROOT`` inside ``ROOT`` was trained."""
+    body = unwrap(body)
+    if body.label in WRAPPER_LABELS and not body.is_preterminal:
+        return Tree(ROOT_LABEL, body.children)
+    return Tree(ROOT_LABEL, [body])
 
 
 def preprocess_tagged(tagged: Sequence[tuple[str, str]],

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from clparse import api
 from clparse.data import sample_path
 from clparse.preprocess import preprocess_tree
-from clparse.read import format_tree, parse_tree
-from tests.conftest import read_rows
+from clparse.errors import TreebankError
+from clparse.read import ReadReport, format_tree, parse_tree, read_trees
+from tests.conftest import invoke_cli, read_rows
 
 
 def _quick_prepare(db: Path, train: list[Path], dev: list[Path] | None = None, **settings: object) -> str:
@@ -51,3 +55,92 @@ def test_prepare_trains_no_empty_label_from_a_bare_wrapper(tmp_path: Path) -> No
     trees = [tree for (tree,) in read_rows(db, "SELECT tree FROM sentences")]
     assert "(ROOT (S (NP (PRP I)) (VP (VBD ran))))" in trees
     assert not any("(ROOT (ROOT" in tree or "( (" in tree for tree in trees)
+
+
+# ---------------------------------------------------------------- reading: line ends, byte-order marks, bytes
+
+GOOD = "(ROOT (S (NP (PRP I)) (VP (VBD ran))))"
+
+
+def _error(path: Path) -> str:
+    with pytest.raises(TreebankError) as caught:
+        list(read_trees(path))
+    return str(caught.value)
+
+
+def test_errors_in_a_file_with_cr_line_ends_name_the_right_line(tmp_path: Path) -> None:
+    """A classic Mac file (CR alone ends a line) was read as one line: every error was on line 1."""
+    path = tmp_path / "mac.mrg"
+    path.write_bytes(f"{GOOD}\r{GOOD}\r(ROOT (S (NP (PRP We)) (VP (VBD sat) dog)))\r".encode())
+    assert _error(path) == f"{path}:3:38: leaf 'dog' without a tag"
+
+
+def test_a_byte_order_mark_in_mid_file_is_not_text(tmp_path: Path) -> None:
+    """Files joined with `cat` carry a BOM where the second began: "text '\\ufeff' outside any bracket"."""
+    path = tmp_path / "joined.mrg"
+    path.write_bytes(f"{GOOD}\n".encode() + b"\xef\xbb\xbf" + f"{GOOD}\n".encode())
+    assert len(list(read_trees(path))) == 2
+    result = invoke_cli(["treebank", "stats", "--json", path])
+    assert result.exit_code == 0 and json.loads(result.stdout)["sentences"] == 2
+
+
+def test_a_byte_that_is_not_utf8_is_named_with_the_byte(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.mrg"
+    path.write_bytes(f"{GOOD}\n".encode() + b"(ROOT (S (NP (NN caf\xe9))))\n")
+    assert _error(path) == (f"{path}:2:21: byte 0xE9 is not UTF-8 text (another encoding, such as Latin-1? "
+                            "or a binary file)")
+
+
+# ---------------------------------------------------------------- --skip-bad
+
+
+def _lenient(path: Path) -> tuple[list[list[str]], ReadReport]:
+    report = ReadReport()
+    return [tree.words() for tree in read_trees(path, skip_bad=True, report=report)], report
+
+
+def test_skip_bad_keeps_the_good_trees_on_a_bad_trees_line(tmp_path: Path) -> None:
+    """Several trees on a line and one bad: all of them went, and "skipped 1" was said."""
+    path = tmp_path / "lines.mrg"
+    path.write_text("(ROOT (S (NP (PRP I)) (VP (VBD ran)))) (ROOT (S (NP (PRP We)) (VP (VBD sat) dog))) "
+                    "(ROOT (S (NP (PRP You)) (VP (VBD sat))))\n(ROOT (S (NP (PRP They)) (VP (VBD ran))))\n")
+    words, report = _lenient(path)
+    assert words == [["I", "ran"], ["You", "sat"], ["They", "ran"]]
+    assert report.skipped == 1 and report.first_errors == [f"{path}:1:77: leaf 'dog' without a tag"]
+    result = invoke_cli(["treebank", "stats", "--json", "--skip-bad", path])
+    assert result.exit_code == 0 and json.loads(result.stdout)["sentences"] == 3
+
+
+def test_skip_bad_reads_unindented_trees_as_the_strict_reader_does(tmp_path: Path) -> None:
+    """Trees spread over lines without indentation: --skip-bad cut them at every line, counted the
+    fragments that closed, "(NP (PRP I))", as sentences and skipped the rest, exit status 0."""
+    path = tmp_path / "flat.mrg"
+    path.write_text("(ROOT\n(S\n(NP (PRP I))\n(VP (VBD ran))))\n(ROOT\n(S\n(NP (PRP We))\n(VP (VBD sat))))\n")
+    strict = [tree.words() for tree in read_trees(path)]
+    words, report = _lenient(path)
+    assert words == strict == [["I", "ran"], ["We", "sat"]] and report.skipped == 0
+
+
+def test_skip_bad_loses_one_tree_for_a_byte_that_is_not_utf8(tmp_path: Path) -> None:
+    """A byte that is not UTF-8 lost the rest of the file, as one skipped tree."""
+    path = tmp_path / "latin1.mrg"
+    path.write_bytes(f"{GOOD}\n".encode() + b"(ROOT (S (NP (NN caf\xe9))))\n" + f"{GOOD}\n{GOOD}\n".encode())
+    words, report = _lenient(path)
+    assert len(words) == 3 and report.skipped == 1
+    assert report.first_errors is not None and report.first_errors[0].startswith(f"{path}:2:21: byte 0xE9")
+
+
+def test_a_tree_left_open_is_named_where_the_next_tree_starts(tmp_path: Path) -> None:
+    """A tree missing its last ')' took in the next "(ROOT": the strict error said "at end of file"; the
+    lenient read lost the tree after it (or every tree after it)."""
+    path = tmp_path / "open.mrg"
+    path.write_text(f"{GOOD}\n(ROOT (S (NP (PRP We)) (VP (VBD sat)))\n  \n{GOOD}\n{GOOD}\n")
+    assert _error(path) == f"{path}:2:1: unbalanced '(': tree is not closed before the next tree (line 4)"
+    words, report = _lenient(path)
+    assert len(words) == 3 and report.skipped == 1
+    bare = tmp_path / "bare.mrg"  # the PTB's own wrapper
+    bare.write_text("( (S (NP (PRP I)) (VP (VBD ran))) )\n( (S (NP (PRP We)) (VP (VBD sat)))\n"
+                    "( (S (NP (PRP You)) (VP (VBD sat))) )\n")
+    assert _error(bare) == f"{bare}:2:1: unbalanced '(': tree is not closed before the next tree (line 3)"
+    words, report = _lenient(bare)
+    assert words == [["I", "ran"], ["You", "sat"]] and report.skipped == 1

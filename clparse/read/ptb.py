@@ -10,6 +10,7 @@ held in memory.
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,8 +19,13 @@ from typing import IO
 from clparse.errors import TreebankError
 from clparse.read.tree import Tree
 
-_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+# A byte-order mark is a separator, not text: files joined with `cat` carry one in mid-file.
+_TOKEN = re.compile(r"\(|\)|[^\s()\ufeff]+")
+# Bytes that are not UTF-8, as reading decodes them (surrogateescape): one error naming the tree they are in.
+_NOT_TEXT = re.compile(r"[\udc80-\udcff]")
 WRAPPER_LABELS = frozenset({"", "ROOT", "TOP"})
+#: Labels only a tree's top carries: one read after a finished sibling starts the next tree.
+NESTED_WRAPPERS = frozenset({"ROOT", "TOP"})
 
 
 @dataclass
@@ -47,19 +53,50 @@ class _Builder:
         # Each open node: [label or None, children, word, line, column, (line, column) of word]
         self.stack: list[list] = []
         self.tree_line = 0
+        self.tree_start = (0, 0)
+        # The first '(' at column 1 inside the current tree: where the next tree likely starts if this one is
+        # never closed, in a file whose trees so far began at column 1 alone (``indented``, and not ``flat``).
+        self.inner_start: tuple[int, int] | None = None
+        self.indented = self.flat = False
 
     def fail(self, line: int, col: int, problem: str) -> TreebankError:
         self.stack.clear()
         return TreebankError(self.path, line, col, problem)
 
+    def unclosed(self) -> TreebankError | None:
+        """The current (or just failed) tree as a tree never closed, if it took in a '(' at column 1 where
+        the file's trees start: then that, not an error found further on, is the first problem."""
+        if self.inner_start is None or self.flat or not self.indented:
+            return None
+        return TreebankError(self.path, *self.tree_start, f"{UNCLOSED} before the next tree "
+                                                          f"(line {self.inner_start[0]})")
+
+    def restart(self, at: int) -> TreebankError:
+        """The node ``stack[at]`` starts the next tree: the error names the tree it was read into (never
+        closed), and the builder goes on with the new tree alone (a lenient reader keeps it)."""
+        new = self.stack[at]
+        where = f"line {new[3]}" if new[3] != self.tree_start[0] else f"line {new[3]}, column {new[4]}"
+        error = self.unclosed() or TreebankError(self.path, *self.tree_start,
+                                                 f"{UNCLOSED} before the next tree ({where})")
+        del self.stack[:at]
+        self.tree_line, self.tree_start, self.inner_start = new[3], (new[3], new[4]), None
+        return error
+
     def feed(self, token: str, line: int, col: int) -> Tree | None:
         stack = self.stack
         if token == "(":
             if not stack:
-                self.tree_line = line
-            elif stack[-1][0] is None:
+                self.tree_line, self.tree_start, self.inner_start = line, (line, col), None
+            elif col == 1 and self.inner_start is None:
+                self.inner_start = (line, col)
+            if stack and stack[-1][0] is None:
                 # "((" : the outer node has no label; only legal for the top wrapper.
                 if len(stack) > 1:
+                    if stack[-1][4] == 1 and stack[-2][1]:
+                        # a "( (" at column 1 after a finished phrase: the next tree's bare wrapper
+                        stack[-1][0] = ""
+                        stack.append([None, [], None, line, col, None])
+                        raise self.restart(len(stack) - 2)
                     raise self.fail(line, col, "phrase without a label")
                 stack[-1][0] = ""
             if stack and stack[-1][2] is not None:
@@ -87,13 +124,25 @@ class _Builder:
             if stack:
                 stack[-1][1].append(node)
                 return None
+            if self.inner_start is None:
+                self.indented = True
+            else:
+                self.flat = True
             return node
         # an atom: a label, or a word
+        bad = None if token.isascii() else _NOT_TEXT.search(token)
+        if bad:
+            byte = ord(bad.group()) - 0xDC00  # undecodable bytes arrive as lone surrogates (surrogateescape)
+            raise self.fail(line, col + bad.start(), f"byte 0x{byte:02X} is not UTF-8 text (another "
+                                                     "encoding, such as Latin-1? or a binary file)")
         if not stack:
             raise self.fail(line, col, f"text {token!r} outside any bracket")
         top = stack[-1]
         if top[0] is None:
             top[0] = token
+            if token in NESTED_WRAPPERS and len(stack) > 1 and stack[-2][1]:
+                # "(ROOT" after a finished phrase: the next tree, so the one it is in was never closed
+                raise self.restart(len(stack) - 1)
         elif top[2] is None and not top[1]:
             top[2] = token
             top[5] = (line, col)
@@ -108,6 +157,18 @@ class _Builder:
 UNCLOSED = "unbalanced '(': tree is not closed"
 
 
+Token = tuple[str, int, int]  # text, line, column
+
+
+def _tokens(lines: Iterable[str], path: str) -> Iterator[Token]:
+    for lineno, text in enumerate(lines, 1):
+        if "\x00" in text:
+            raise TreebankError(path, lineno, text.index("\x00") + 1,
+                                "binary data (NUL byte): not a treebank file")
+        for match in _TOKEN.finditer(text):
+            yield match.group(), lineno, match.start() + 1
+
+
 def iter_trees_from_lines(lines: Iterable[str], path: str = "<string>", *,
                           allow_empty: bool = False) -> Iterator[Tree]:
     """Yield trees from lines of text; raise :class:`TreebankError` on the first bad tree.
@@ -118,17 +179,20 @@ def iter_trees_from_lines(lines: Iterable[str], path: str = "<string>", *,
     """
     builder = _Builder(path, allow_empty)
     lineno = 0
-    for lineno, text in enumerate(lines, 1):
+    for lineno, text in enumerate(lines, 1):  # _tokens inlined: a generator per token cost 10 % of reading
         if "\x00" in text:
             raise TreebankError(path, lineno, text.index("\x00") + 1,
                                 "binary data (NUL byte): not a treebank file")
         for match in _TOKEN.finditer(text):
-            tree = builder.feed(match.group(), lineno, match.start() + 1)
+            try:
+                tree = builder.feed(match.group(), lineno, match.start() + 1)
+            except TreebankError as exc:
+                raise builder.unclosed() or exc from None
             if tree is not None:
                 yield tree
     if builder.stack:
-        oline, ocol = builder.stack[0][3], builder.stack[0][4]
-        raise TreebankError(path, oline, ocol, f"{UNCLOSED} at end of file (line {lineno})")
+        raise builder.unclosed() or TreebankError(path, *builder.tree_start,
+                                                  f"{UNCLOSED} at end of file (line {lineno})")
 
 
 #: The UTF-8 byte-order mark some editors put first in a file: not text, so it is dropped.
@@ -156,13 +220,12 @@ def split_lone_cr(handle: IO[bytes]) -> Iterator[bytes]:
             yield raw
 
 
-def _decoded_lines(handle: IO[bytes], path: str) -> Iterator[str]:
-    for lineno, raw in enumerate(handle, 1):
-        raw = without_bom(raw, lineno)
-        try:
-            yield raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise TreebankError(path, lineno, exc.start + 1, "not UTF-8 text (binary file?)") from None
+def _decoded_lines(handle: IO[bytes]) -> Iterator[str]:
+    """Lines as text; a byte that is not UTF-8 becomes a lone surrogate, which the reader refuses in the
+    token it is part of (so a lenient read loses that tree only, and the error names its line and column).
+    A lone CR ends a line: else a classic Mac file was one line, and every error was placed on line 1."""
+    for lineno, raw in enumerate(split_lone_cr(handle), 1):
+        yield without_bom(raw, lineno).decode("utf-8", errors="surrogateescape")
 
 
 def read_trees(path: str | Path, *, skip_bad: bool = False, report: ReadReport | None = None,
@@ -170,14 +233,15 @@ def read_trees(path: str | Path, *, skip_bad: bool = False, report: ReadReport |
     """Stream the trees of one file.
 
     With ``skip_bad`` a malformed tree is skipped (counted in ``report``) and
-    reading resumes at the next line that starts a tree at column 1; without
-    it the first problem raises :class:`TreebankError`. An empty file is an
-    error either way: it is almost always a wrong path.
+    reading resumes after it: where its brackets close, or, if they never do, at
+    the next line that starts a tree at column 1; without it the first problem
+    raises :class:`TreebankError`. An empty file is an error either way: it is
+    almost always a wrong path.
     """
     path_text = str(path)
     report = report if report is not None else ReadReport()
     with open(path, "rb") as handle:
-        lines = _decoded_lines(handle, path_text)
+        lines = _decoded_lines(handle)
         if not skip_bad:
             for tree in iter_trees_from_lines(lines, path_text, allow_empty=allow_empty):
                 report.trees += 1
@@ -188,36 +252,81 @@ def read_trees(path: str | Path, *, skip_bad: bool = False, report: ReadReport |
         raise TreebankError(path_text, 1, 1, "file contains no trees")
 
 
-def _read_lenient(lines: Iterator[str], path: str, report: ReadReport, allow_empty: bool) -> Iterator[Tree]:
-    """Read tree by tree; a tree's text is the lines from one column-1 '(' to the next."""
-    chunk: list[str] = []
-    start = 1
+def _next_tree(held: list[Token]) -> int | None:
+    """Where the next tree likely starts in a tree's tokens: the first '(' at column 1 after its own."""
+    return next((i for i, (text, _, col) in enumerate(held) if i and text == "(" and col == 1), None)
 
-    def flush(last: bool = False) -> Iterator[Tree]:
-        if not any(s.strip() for s in chunk):
+
+def _read_lenient(lines: Iterable[str], path: str, report: ReadReport, allow_empty: bool) -> Iterator[Tree]:
+    """Read token by token as the strict reader does, so good trees beside a bad one (on its line, or in a
+    file of unindented trees) are kept; after a bad tree the rest of its brackets are skipped. A tree never
+    closed is found where the next one starts with ``(ROOT``, ``(TOP`` or ``( (`` (the builder restarts
+    there), or, in a file whose trees start at column 1 alone, at an error or the end of the file: its
+    tokens are then read again from the first ``(`` at column 1 after its start."""
+    builder = _Builder(path, allow_empty)
+    source = _tokens(lines, path)
+    pending: deque[Token] = deque()  # tokens to read again
+    held: list[Token] = []  # the current tree's tokens (read or skipped), from its '('
+    skipping = 0  # brackets of a skipped bad tree still open
+    stray = False  # text outside any tree already noted: a run of it is one problem
+
+    def read_again() -> bool:
+        """If the open tree took in the next at column 1: note it as never closed, read on from there."""
+        nonlocal held, skipping
+        again = _next_tree(held) if builder.indented and not builder.flat else None
+        if again is None:
+            return False
+        if not skipping:  # a skipped tree was noted when it failed
+            report.note(TreebankError(path, held[0][1], held[0][2],
+                                      f"{UNCLOSED} before the next tree (line {held[again][1]})"))
+        builder.stack.clear()
+        pending.extendleft(reversed(held[again:]))
+        held, skipping = [], 0
+        return True
+
+    while True:
+        token = pending.popleft() if pending else None
+        if token is None:
+            try:
+                token = next(source, None)
+            except TreebankError as exc:  # binary data: nothing further is a treebank
+                report.note(exc)
+                return
+        if token is None:  # the end of the file
+            if not (builder.stack or skipping):
+                return
+            if read_again():
+                continue
+            if builder.stack:  # a skipped bad tree was noted when it failed
+                report.note(TreebankError(path, held[0][1], held[0][2], f"{UNCLOSED} at end of file"))
             return
+        text, line, col = token
+        if skipping:
+            held.append(token)
+            skipping += (text == "(") - (text == ")")
+            continue
+        depth = len(builder.stack)
+        if depth:
+            held.append(token)
+        else:
+            held = [token]
         try:
-            trees = list(iter_trees_from_lines(chunk, path, allow_empty=allow_empty))
+            tree = builder.feed(text, line, col)
         except TreebankError as exc:
-            problem = exc.problem
-            if problem.startswith(UNCLOSED):  # the chunk's end is the next tree's start, in file lines
-                end = "at end of file" if last else f"before the next tree (line {start + len(chunk)})"
-                problem = f"{UNCLOSED} {end}"
-            report.note(TreebankError(path, exc.line + start - 1, exc.column, problem))
-            return
-        report.trees += len(trees)
-        yield from trees
-
-    try:
-        for lineno, text in enumerate(lines, 1):
-            if text.startswith("(") and chunk:
-                yield from flush()
-                chunk, start = [], lineno
-            chunk.append(text)
-    except TreebankError as exc:  # undecodable bytes: the rest of the file is lost
-        report.note(exc)
-        return
-    yield from flush(last=True)
+            if depth and read_again():
+                continue
+            if depth or not stray:
+                report.note(exc)
+            stray = not depth  # text outside any tree (a '(' there never fails)
+            if builder.stack:  # the builder restarted at the next tree: its '(' and label (or second '(')
+                held = held[-2:]
+            else:
+                skipping = max(depth + (text == "(") - (text == ")"), 0)
+            continue
+        stray = False
+        if tree is not None:
+            report.trees += 1
+            yield tree
 
 
 @dataclass(frozen=True)
@@ -238,7 +347,7 @@ def deepest_tree(paths: Iterable[str | Path]) -> DeepTree | None:
     for path in paths:
         depth, start = 0, (1, 1)
         with open(path, "rb") as handle:
-            for lineno, raw in enumerate(handle, 1):
+            for lineno, raw in enumerate(split_lone_cr(handle), 1):
                 text = raw.decode("utf-8", errors="replace")
                 for match in _TOKEN.finditer(text):
                     token = match.group()

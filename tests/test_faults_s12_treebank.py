@@ -10,7 +10,7 @@ import pytest
 from clparse import api
 from clparse.data import sample_path
 from clparse.preprocess import preprocess_tree
-from clparse.errors import TreebankError
+from clparse.errors import DatabaseError, TreebankError
 from clparse.read import ReadReport, format_tree, parse_tree, read_trees
 from tests.conftest import invoke_cli, read_rows
 
@@ -144,3 +144,44 @@ def test_a_tree_left_open_is_named_where_the_next_tree_starts(tmp_path: Path) ->
     assert _error(bare) == f"{bare}:2:1: unbalanced '(': tree is not closed before the next tree (line 3)"
     words, report = _lenient(bare)
     assert words == [["I", "ran"], ["You", "sat"]] and report.skipped == 1
+
+
+# ---------------------------------------------------------------- prepare: dev copies, refusals that say why
+
+
+def test_a_dev_file_copied_from_a_training_file_is_warned_about(tmp_path: Path) -> None:
+    """The same path in --train and --dev was warned about, a copy under another name not at all."""
+    copy = tmp_path / "dev.ptb"
+    copy.write_bytes(sample_path("train").read_bytes())
+    summary = api.prepare(tmp_path / "run.sqlite", [sample_path("train")], [copy], tagger="perceptron",
+                          tagger_iterations=1)
+    assert summary.warnings == [f"warning: dev file {copy} has the same contents as training file "
+                                f"{sample_path('train')}: dev scores (calibration, the best Θ̂) are then "
+                                "measured on training sentences"]
+    result = invoke_cli(["prepare", "--db", tmp_path / "cli.sqlite", "--train", sample_path("train"),
+                         "--dev", copy, "--tagger", "perceptron", "--tagger-iterations", "1"])
+    assert result.exit_code == 0 and summary.warnings[0] in result.stderr
+
+
+def test_prepare_into_a_run_of_other_settings_says_which(prepared: Path) -> None:
+    """"prepared from other inputs or settings" left the user to guess what differed."""
+    from clparse.examples.prepare import PrepareSettings, prepare
+
+    with pytest.raises(DatabaseError) as caught:
+        prepare(prepared, [sample_path("train")], [sample_path("dev")],
+                PrepareSettings(max_words=10, tagger_iterations=20, seed=3, constraints=False))
+    assert "other inputs or settings (seed 0 (now 3); constraints on (now off));" in str(caught.value)
+    with pytest.raises(DatabaseError) as caught:
+        prepare(prepared, [sample_path("train")], [], PrepareSettings(max_words=10, tagger_iterations=20))
+    assert f"(dev files {sample_path('dev')} (now none));" in str(caught.value)
+
+
+def test_prepare_again_after_a_file_changed_says_which(tmp_path: Path) -> None:
+    train = _sample_plus(tmp_path, "")
+    db = tmp_path / "run.sqlite"
+    _quick_prepare(db, [train])
+    with train.open("a", encoding="utf-8") as handle:
+        handle.write(GOOD + "\n")
+    with pytest.raises(DatabaseError) as caught:
+        _quick_prepare(db, [train])
+    assert f"(train file {train} changed since (other contents));" in str(caught.value)

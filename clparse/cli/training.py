@@ -165,6 +165,8 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], **
         for bar in bars.values():
             bar.close()
     click.echo(summary.message)
+    for warning in summary.warnings:
+        click.echo(warning, err=True)
     if summary.created:
         click.echo(f"{'label':<10}{'candidates':>12}{'positive':>10}{'distinct':>10}")
         for label, row in summary.labels.items():

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import sqlalchemy as sa
 
 from clparse import __version__
 from clparse.errors import ConfigurationError, DatabaseError, ParameterError
@@ -37,6 +38,7 @@ from clparse.preprocess import (
 from clparse.read import read_trees
 from clparse.read.ptb import format_tree
 from clparse.read.tree import Tree
+from clparse.store import schema
 from clparse.store.database import Database
 from clparse.store.export import refuse_exported
 from clparse.store.runs import CHUNK_ROWS, Runs, RunWriter
@@ -118,6 +120,7 @@ class PrepareSummary:
     labels: dict[str, dict[str, int]] = field(default_factory=dict)
     preprocess: dict[str, Any] = field(default_factory=dict)
     generation: GenerationReport | None = None
+    warnings: list[str] = field(default_factory=list)  # for stderr: what the run holds that may surprise
 
 
 def _sha256(path: Path) -> str:
@@ -183,8 +186,9 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
                 return PrepareSummary(False, run_id,
                                       f"{db} already holds run {run_id} prepared from these inputs "
                                       f"and settings: nothing to do{note}")
-            raise DatabaseError(f"{db} already holds run {run_id}, prepared from other inputs or settings; "
-                                "use a new database for a new run (runs are never mixed)")
+            differ = _differences(database, runs.config(), files, settings)
+            raise DatabaseError(f"{db} already holds run {run_id}, prepared from other inputs or settings"
+                                f"{differ}; use a new database for a new run (runs are never mixed)")
         start = time.perf_counter()
         summary = PrepareSummary(True, 1, "")
         tagged: list[list[tuple[str, str]]] = []
@@ -213,7 +217,60 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
                        f"{skipped}, {summary.dev_sentences} dev sentences, {summary.rows} feature rows, "
                        f"{summary.features} features, POS tagger {_accuracy(accuracy)}; "
                        f"{summary.seconds:.1f} s for the run, {summary.tagger_seconds:.1f} s for the tagger")
+    summary.warnings += _copied_dev(files)
     return summary
+
+
+def _copied_dev(files: Sequence[tuple[str, Path, str]]) -> list[str]:
+    """A dev file with a training file's contents under another name (a copy): every dev score would be
+    measured on training sentences, said nowhere (api.prepare warns only when the path is the same)."""
+    train = {sha: path for split, path, sha in files if split == "train"}
+    return [f"warning: dev file {path} has the same contents as training file {train[sha]}: dev scores "
+            "(calibration, the best Θ̂) are then measured on training sentences"
+            for split, path, sha in files
+            if split == "dev" and sha in train and path.resolve() != train[sha].resolve()]
+
+
+def _differences(database: Database, config: dict[str, Any], files: Sequence[tuple[str, Path, str]],
+                 settings: PrepareSettings) -> str:
+    """What differs from the stored run, for the refusal to say (it said only "other inputs or settings",
+    leaving the user to guess between a seed, a length limit and a file edited since)."""
+    stored = config.get("settings", {})
+    given = json.loads(json.dumps(settings.to_dict()))  # as stored: tuples are lists
+    ignored = TAGGER_SETTINGS if settings.train_tags == "gold" else ()  # not part of such a run
+    out = [f"{name} {_shown(stored[name])} (now {_shown(given[name])})" for name in given
+           if name in stored and name not in ignored and stored[name] != given[name]
+           and name != "features"]
+    if "features" in stored and stored["features"] != given["features"]:
+        out.append("feature settings (--context or --template)")
+    with database.reading() as connection:
+        table = schema.treebank_files
+        rows = connection.execute(sa.select(table.c.split, table.c.path, table.c.sha256)
+                                  .order_by(table.c.id)).all()
+    before = [(split, sha) for split, _, sha in rows]
+    if before != [(split, sha) for split, _, sha in files]:
+        for split in ("train", "dev"):
+            old = [(path, sha) for s, path, sha in rows if s == split]
+            new = [(str(path), sha) for s, path, sha in files if s == split]
+            if old == new or [sha for _, sha in old] == [sha for _, sha in new]:
+                continue
+            changed = [path for (path, sha), (new_path, new_sha) in zip(old, new) if path == new_path
+                       and sha != new_sha]
+            if changed and len(old) == len(new):
+                out.append(f"{split} file {changed[0]} changed since (other contents)")
+            else:
+                out.append(f"{split} files {_names(old)} (now {_names(new)})")
+    return f" ({'; '.join(out)})" if out else ""
+
+
+def _shown(value: object) -> str:
+    return "none" if value is None else ("on" if value else "off") if isinstance(value, bool) else str(value)
+
+
+def _names(files: Sequence[tuple[str, str]]) -> str:
+    if not files:
+        return "none"
+    return files[0][0] + (f" and {len(files) - 1} more" if len(files) > 1 else "")
 
 
 def _refuse_repeated(files: Sequence[tuple[str, Path, str]]) -> None:

@@ -73,7 +73,7 @@ class CalibrationPoint:
 
 @dataclass
 class CalibrationResult:
-    calibration_id: int
+    calibration_id: int  # 0: none (every Θ̂ skipped, nothing stored)
     points: list[CalibrationPoint] = field(default_factory=list)
     best_theta: float | None = None
     skipped: dict[float, str] = field(default_factory=dict)  # Θ̂ not calibrated, and why
@@ -96,7 +96,12 @@ def dev_trees(db: Database | str | Path, files: Sequence[str | Path] = ()) -> li
         return [parse_tree(text) for text in stored]
     limit = PreprocessConfig.from_dict(config["preprocess"]).max_words
     trees = [t for path in files for t in read_trees(path)]
-    return [t for t in trees if limit is None or sentence_length(t) <= limit]
+    kept = [t for t in trees if limit is None or sentence_length(t) <= limit]
+    if not kept:  # the calibration's row was written, then its first point failed as a database error
+        names = ", ".join(map(str, files))
+        raise ParameterError("dev", f"{names}: none of the {len(trees)} trees has at most {limit} words, the "
+                                    "run's length limit (prepare's --max-words): nothing to calibrate on")
+    return kept
 
 
 def default_grid(db: Database | str | Path, points: int = 12) -> list[float]:
@@ -121,7 +126,10 @@ def default_grid(db: Database | str | Path, points: int = 12) -> list[float]:
 def _digest(settings: CalibrationSettings, gold: Sequence[Tree]) -> str:
     # "pop_cap": since 0.2 a search at the pop cap completes greedily instead of giving a flat tree, so
     # points parsed before cannot be resumed into the same calibration.
-    extra = {"scoring": "gold tags on the leaves"} if settings.tags == "tagger" else {}  # see parse_dev
+    # tagger tags: see parse_dev
+    extra: dict[str, str] = {"scoring": "gold tags on the leaves"} if settings.tags == "tagger" else {}
+    if any(tree.label == "" for tree in gold):  # points scored with the bare wrapper counted are not resumed
+        extra["wrapper"] = "bare wrapper not scored"
     payload = json.dumps({"settings": asdict(settings), "dev": [format_tree(t) for t in gold],
                           "pop_cap": "complete greedily", **extra}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
@@ -167,12 +175,19 @@ def calibrate(db: str | Path, dev_files: Sequence[str | Path] = (), thetas: Sequ
             raise ConfigurationError("every Θ̂ must be a positive number")
         # refused before the calibration's row is written: a failure after it left an empty calibration
         # (best NULL) that `report` listed as an empty table
+        untrained: dict[float, dict[str, str]] = {}
         for theta in grid:
             counts, missing = trees_at_theta(database, theta)
-            if not missing and counts and not any(counts.values()):
+            if missing:
+                untrained[theta] = missing
+            elif counts and not any(counts.values()):
                 raise ConfigurationError(f"{db}: Θ̂ = {theta:g} is above every label's first Θ, so no tree "
                                          f"would be used (a parser that builds nothing); "
                                          f"{usable_range(database)}")
+        skipped = {theta: "; ".join(f"{label}: {why}" for label, why in missing.items())
+                   for theta, missing in untrained.items()}
+        if len(untrained) == len(grid):  # nothing to parse: no calibration row (`report` listed it, empty)
+            return CalibrationResult(0, skipped=skipped)
         tagger = load_tagger(database) if settings.tags == "tagger" else None
         if settings.tags == "tagger" and tagger is None:
             raise ConfigurationError(f"{db} has no tagger; run `clparse prepare` again with the same inputs "
@@ -188,9 +203,8 @@ def calibrate(db: str | Path, dev_files: Sequence[str | Path] = (), thetas: Sequ
                     "theta", "trees", "splits", "sentences", "fallbacks", "recall", "precision", "f1",
                     "exact", "seconds", "completions")}, resumed=True))
                 continue
-            _, missing = trees_at_theta(database, theta)
-            if missing:
-                result.skipped[theta] = "; ".join(f"{label}: {why}" for label, why in missing.items())
+            if theta in skipped:
+                result.skipped[theta] = skipped[theta]
                 continue
             if should_stop():
                 break

@@ -20,6 +20,7 @@ from clparse.cli.options import (
     stop_request,
     treebank_files,
 )
+from clparse.errors import ConfigurationError
 
 
 def _thetas(ctx: click.Context, param: click.Parameter, value: str | None) -> list[float] | None:
@@ -71,6 +72,7 @@ def calibrate_command(db: Path, dev: tuple[Path, ...], thetas: list[float] | Non
     """
     from clparse.calibrate.report import format_points
     from clparse.progress import Progress
+    from clparse.rebuild.model import usable_range
 
     api.guard_writable(db)  # before the grid is read: a damaged file is named first
     if per_label and (dev or thetas):
@@ -92,6 +94,10 @@ def calibrate_command(db: Path, dev: tuple[Path, ...], thetas: list[float] | Non
 
     with bar:
         result = api.calibrate(db, dev, grid, settings=settings, on_sentence=progress, should_stop=flag)
+    if not result.calibration_id:  # every Θ̂ skipped: an empty table with exit status 0 said nothing
+        theta, why = max(result.skipped.items())
+        raise ConfigurationError(f"{db}: no Θ̂ of the grid can be calibrated, not every label is trained past "
+                                 f"{theta:g} ({why}); {usable_range(db)}")
     for theta, why in result.skipped.items():
         click.echo(one_line(f"warning: Θ̂ = {theta:g} skipped, not every label is trained past it ({why})",
                             None if verbose() else LIMIT), err=True)

@@ -29,20 +29,29 @@ def _scored(gold: Path, test: Path, params: Any, one_per_line: bool, what: str) 
     from clparse.progress import Progress
     from clparse.read import read_trees
 
+    read = [0]  # gold trees read: where the shorter file ended
     with Progress(what, None, "sentences") as bar:
         def counted(trees: Iterator[Any]) -> Iterator[Any]:
             for tree in trees:
+                read[0] += 1
                 yield tree
                 bar.update()
 
         try:
             return evaluate(counted(read_trees(gold)), read_parses(test, one_per_line=one_per_line), params)
         except TokenMismatchError as exc:
-            if one_per_line and str(exc).startswith("test file has more trees") and _ends_blank(test):
+            if not str(exc).startswith(("test file has more trees", "gold file has more trees")):
+                raise
+            # named, with the count: "test file" did not say which one, nor which of compare's A and B
+            test_longer = str(exc).startswith("test")
+            longer, shorter = (test, gold) if test_longer else (gold, test)
+            ended = read[0] if test_longer else read[0] - 1
+            message = f"{longer}: {str(exc).split(':')[0]} than {shorter}, which ends after {ended} tree(s)"
+            if one_per_line and longer == test and _ends_blank(test):
                 # One parse per line counts a trailing blank line as a failed parse, as EVALB does.
-                raise TokenMismatchError(f"{exc}; {test} ends with a blank line, which --one-per-line "
-                                         f"reads as a failed parse (remove it)") from None
-            raise
+                message += f"; {test} ends with a blank line, which --one-per-line reads as a failed parse " \
+                           "(remove it)"
+            raise TokenMismatchError(message) from None
 
 
 def _ends_blank(path: Path) -> bool:
@@ -70,7 +79,8 @@ _eval_options = [
     click.option("--prm", type=EXISTING_FILE, default=None,
                  help="An EVALB parameter file to use instead of the built-in settings."),
     click.option("--collins-prm", is_flag=True,
-                 help="Use COLLINS.prm exactly (a ROOT wrapper then counts as a bracket)."),
+                 help="Use COLLINS.prm exactly (a ROOT or bare '( (S ...))' wrapper then counts as a "
+                      "bracket)."),
     click.option("--one-per-line", is_flag=True,
                  help="Read test files as EVALB does: one parse per line, a blank line is a failed parse."),
 ]
@@ -95,10 +105,10 @@ def eval_command(gold: Path, test: Path, prm: Path | None, collins_prm: bool, on
                  as_json: bool, by_length: int | None, sentences: bool) -> None:
     """PARSEVAL scores of TEST against GOLD, computed exactly as EVALB does.
 
-    Defaults are EVALB's COLLINS.prm plus `DELETE_LABEL ROOT` (so a ROOT
-    wrapper is not counted, like TOP). Sentences with mismatched words are
-    reported and left out, as EVALB does; more than MAX_ERROR of them stop
-    the evaluation with exit status 1.
+    Defaults are EVALB's COLLINS.prm plus `DELETE_LABEL ROOT` and the empty
+    label (so a ROOT or bare `( (S ...))` wrapper is not counted, like TOP).
+    Sentences with mismatched words are reported and left out, as EVALB
+    does; more than MAX_ERROR of them stop the evaluation with exit status 1.
     """
     from clparse.evaluate.report import format_by_length, format_sentences, format_summary
 

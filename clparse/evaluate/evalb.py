@@ -8,7 +8,8 @@ What EVALB does, and so what this module does, sentence by sentence:
    positions. A bracket that covers no remaining word is dropped. Its label is
    cut at the first ``-`` or ``=`` (function tags), and it is dropped if that
    label equals (or is *equivalent* to) a delete label. Preterminals are not
-   brackets. A ``( (S ...))`` wrapper is a bracket labeled ``""``.
+   brackets. A ``( (S ...))`` wrapper is a bracket labeled ``""`` (counted by
+   COLLINS.prm, not by clparse's default).
 3. A test sentence with no remaining words is *skipped*; one whose word count
    or words differ from the gold is an *error*. Neither counts in the totals.
 4. Brackets match as multisets: each gold bracket takes the first unmatched
@@ -18,8 +19,9 @@ What EVALB does, and so what this module does, sentence by sentence:
    the remaining words. Sentence length (for the cut-off table) counts every
    gold terminal except ``DELETE_LABEL_FOR_LENGTH`` ones (``-NONE-``).
 
-clparse's default parameters are COLLINS.prm plus ``DELETE_LABEL ROOT``, so a
-``(ROOT ...)`` wrapper (GUM's, and clparse's output) is not counted, as a
+clparse's default parameters are COLLINS.prm plus ``DELETE_LABEL ROOT`` and a
+``DELETE_LABEL`` of the empty label, so neither a ``(ROOT ...)`` wrapper (GUM's, and
+clparse's output) nor the Penn Treebank's bare ``( (S ...))`` one is counted, as a
 ``TOP`` wrapper is not; :meth:`EvalbParams.collins` is COLLINS.prm unchanged, and
 :meth:`EvalbParams.from_prm_file` reads any EVALB parameter file.
 """
@@ -41,7 +43,9 @@ COLLINS_DELETE_LABELS = ("TOP", "-NONE-", ",", ":", "``", "''", ".")
 class EvalbParams:
     """The settings of an EVALB parameter file."""
 
-    delete_labels: tuple[str, ...] = COLLINS_DELETE_LABELS + ("ROOT",)
+    # ROOT and "" (the bare "( (S ...))" wrapper) as TOP: a gold file in PTB layout against clparse's ROOT
+    # output lost one unmatchable gold bracket per sentence (recall, and calibration's F1, too low)
+    delete_labels: tuple[str, ...] = COLLINS_DELETE_LABELS + ("ROOT", "")
     delete_labels_for_length: tuple[str, ...] = ("-NONE-",)
     equivalent_labels: tuple[tuple[str, str], ...] = (("ADVP", "PRT"),)
     equivalent_words: tuple[tuple[str, str], ...] = ()

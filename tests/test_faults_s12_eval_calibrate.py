@@ -1,0 +1,118 @@
+"""Faults a user met in eval, compare, calibrate, report and explain (session 12, helper C); each test failed
+before its fix."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from clparse.calibrate.run import CalibrationSettings, calibrate, dev_trees
+from clparse.data import sample_path
+from clparse.errors import ParameterError
+from clparse.evaluate import EvalbParams, evaluate_sentence
+from clparse.preprocess.pipeline import sentence_length
+from clparse.read import parse_tree, read_trees
+from clparse.read.ptb import format_tree
+from tests.conftest import invoke_cli, read_rows
+
+RAN = "(S (NP (PRP I)) (VP (VBD ran) (ADVP (RB fast))))"
+
+
+def _counts(gold: str, test: str, params: EvalbParams = EvalbParams()) -> tuple[str, int, int, int]:
+    r = evaluate_sentence(1, parse_tree(gold), parse_tree(test), params)
+    return r.status, r.matched, r.gold_brackets, r.test_brackets
+
+
+# ----------------------------------------------------------------------------- the bare ( (S ...)) wrapper
+
+
+def test_bare_wrapper_is_not_counted_by_default() -> None:
+    """A gold file in the Penn Treebank's layout, ``( (S ...))``, against clparse's ``(ROOT (S ...))``: the
+    bare wrapper was a gold bracket no test bracket could match, so recall lost one bracket per sentence
+    (exit status 0), while the ROOT and TOP wrappers, the same thing, are not counted."""
+    bare, root, top = f"( {RAN})", f"(ROOT {RAN})", f"(TOP {RAN})"
+    for gold in (bare, root, top):
+        for test in (bare, root, top):
+            assert _counts(gold, test) == ("ok", 4, 4, 4), (gold, test)
+    collins = EvalbParams.collins()  # EVALB's COLLINS.prm exactly, as before: the bare wrapper counts
+    assert _counts(bare, bare, collins) == ("ok", 5, 5, 5)
+    assert _counts(bare, root, collins) == ("ok", 4, 5, 5)
+
+
+def test_calibration_scores_a_bare_wrapped_dev_file_as_a_root_wrapped_one(
+        copy_trained_db: Callable[[], Path], tmp_path: Path) -> None:
+    """`calibrate --dev` on the same sentences in PTB layout gave a lower F1 and 0 % exact match."""
+    db = copy_trained_db()
+    gold = dev_trees(db)
+    assert all(tree.label == "ROOT" for tree in gold)
+    root, bare = tmp_path / "root.ptb", tmp_path / "bare.ptb"
+    root.write_text("".join(format_tree(t) + "\n" for t in gold))
+    bare.write_text("".join("( " + format_tree(t)[len("(ROOT "):] + "\n" for t in gold))
+    assert all(tree.label == "" for tree in read_trees(bare))
+    settings = CalibrationSettings(beam=1)
+    by_root = calibrate(db, [root], thetas=[8.0], settings=settings).points[0]
+    by_bare = calibrate(db, [bare], thetas=[8.0], settings=settings).points[0]
+    assert (by_bare.recall, by_bare.precision, by_bare.f1, by_bare.exact) == \
+        (by_root.recall, by_root.precision, by_root.f1, by_root.exact)
+    assert by_root.exact > 0
+
+
+# ----------------------------------------------------------------------------- calibrate refusals
+
+
+def _calibrations(db: Path) -> int:
+    return int(read_rows(db, "SELECT count(*) FROM calibrations")[0][0])
+
+
+def test_dev_files_with_no_tree_within_the_length_limit(copy_trained_db: Callable[[], Path],
+                                                        tmp_path: Path) -> None:
+    """Dev files whose trees are all longer than the run's limit: SQLAlchemy warnings, "database error: NOT
+    NULL constraint failed", and an empty calibration left in the database for `report` to list."""
+    db = copy_trained_db()
+    long = tmp_path / "long.ptb"
+    trees = [t for t in read_trees(sample_path("dev")) if sentence_length(t) > 15]
+    long.write_text("".join(format_tree(t) + "\n" for t in trees))
+    before = _calibrations(db)
+    with pytest.raises(ParameterError, match=f"none of the {len(trees)} trees has at most 15 words"):
+        calibrate(db, [long], thetas=[8.0], settings=CalibrationSettings(beam=1))
+    assert _calibrations(db) == before
+    result = invoke_cli(["calibrate", "--db", db, "--dev", long, "--beam", "1", "--thetas", "8"])
+    assert result.exit_code == 2 and "none of the" in result.stderr and "Traceback" not in result.stderr
+    assert "SAWarning" not in result.stderr and _calibrations(db) == before
+
+
+def test_a_grid_with_no_trained_theta_is_an_error(copy_trained_db: Callable[[], Path]) -> None:
+    """Every Θ̂ of the grid below what the labels are trained to: each was skipped with a warning, an empty
+    table printed, exit status 0, and an empty calibration stored (listed by `report`)."""
+    db = copy_trained_db()
+    before = _calibrations(db)
+    nothing = calibrate(db, thetas=[0.5, 0.25], settings=CalibrationSettings(beam=3))
+    assert (nothing.calibration_id, nothing.points, sorted(nothing.skipped)) == (0, [], [0.25, 0.5])
+    result = invoke_cli(["calibrate", "--db", db, "--beam", "3", "--thetas", "0.5,0.25"])
+    assert result.exit_code == 1 and "no Θ̂ of the grid can be calibrated" in result.stderr
+    assert "past 0.5" in result.stderr and "Θ̂ = " not in result.stdout
+    assert _calibrations(db) == before
+    # one trained Θ̂ among them: calibrated, the other skipped with a warning, as before
+    found = calibrate(db, thetas=[0.5, 8.0], settings=CalibrationSettings(beam=3))
+    assert [p.theta for p in found.points] == [8.0] and list(found.skipped) == [0.5]
+
+
+# ----------------------------------------------------------------------------- files of different lengths
+
+
+def test_a_tree_count_mismatch_names_the_files(tmp_path: Path) -> None:
+    """"test file has more trees: the other ends before sentence 3" named no file; in `compare` it did not
+    say whether A or B was the longer."""
+    gold, short, long = tmp_path / "gold.ptb", tmp_path / "short.ptb", tmp_path / "long.ptb"
+    gold.write_text(f"(ROOT {RAN})\n" * 2)
+    short.write_text(f"(ROOT {RAN})\n")
+    long.write_text(f"(ROOT {RAN})\n" * 3)
+    result = invoke_cli(["eval", gold, short])
+    assert result.exit_code == 1
+    assert f"{gold}: gold file has more trees than {short}, which ends after 1 tree(s)" in result.stderr
+    result = invoke_cli(["eval", gold, long])
+    assert f"{long}: test file has more trees than {gold}, which ends after 2 tree(s)" in result.stderr
+    result = invoke_cli(["compare", gold, gold, long, "--trials", "10"])
+    assert result.exit_code == 1 and f"{long}: test file has more trees" in result.stderr

@@ -116,3 +116,26 @@ def test_a_tree_count_mismatch_names_the_files(tmp_path: Path) -> None:
     assert f"{long}: test file has more trees than {gold}, which ends after 2 tree(s)" in result.stderr
     result = invoke_cli(["compare", gold, gold, long, "--trials", "10"])
     assert result.exit_code == 1 and f"{long}: test file has more trees" in result.stderr
+
+
+# ----------------------------------------------------------------------------- calibrate --per-label --passes
+
+
+def test_fewer_passes_than_stored_replays_every_stored_trial(copy_trained_db: Callable[[], Path]) -> None:
+    """`--per-label --passes 1` after a run with more passes printed the Θ̂ and F1 of the first pass alone,
+    while `--theta best` parses with every stored trial's (another parser than the one printed)."""
+    from clparse.calibrate.per_label import calibrate_per_label
+    from clparse.store.calibration import Calibrations
+
+    db = copy_trained_db()
+    settings = CalibrationSettings(beam=1)
+    calibrate(db, thetas=[20.0, 8.0, 4.0], settings=settings)
+    first = calibrate_per_label(db, settings, passes=1)
+    more = calibrate_per_label(db, settings, passes=3)
+    assert more.trials > 0 and more.replayed == first.trials  # the later passes ran
+    again = calibrate_per_label(db, settings, passes=1)
+    store = Calibrations(db)
+    stored = store.trials(again.calibration_id)
+    assert (again.trials, again.replayed) == (0, len(stored))
+    assert again.f1 == more.f1 and again.thetas == more.thetas
+    assert again.thetas == (store.per_label_thetas(again.calibration_id) or again.thetas)

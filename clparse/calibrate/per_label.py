@@ -42,14 +42,21 @@ class PerLabelResult:
 
 
 def _trials(order: list[str], grid: list[float], thetas: dict[str, float], passes: int,
-            outcome: Callable[[str, float], bool]) -> Iterator[None]:
-    """Drive the ascent: ``outcome(label, theta)`` evaluates one trial and says whether it was accepted."""
-    for _ in range(passes):
+            outcome: Callable[[str, float], bool], replaying: Callable[[], bool] = lambda: False
+            ) -> Iterator[None]:
+    """Drive the ascent: ``outcome(label, theta)`` evaluates one trial and says whether it was accepted.
+    Passes go on past ``passes`` while ``replaying()``: stored trials of an earlier run with more passes are
+    what `--theta best` uses, so a run asking for fewer printed per-label Θ̂ and an F1 that were not those."""
+    done = 0
+    while done < passes or replaying():
+        done += 1
         changed = False
         for label in order:
             for direction in (+1, -1):  # +1: down the grid (smaller Θ̂, more trees); -1: up
                 moved = False
                 while True:
+                    if done > passes and not replaying():
+                        return  # the stored trials are replayed; this run asked for no more
                     at = grid.index(thetas[label]) + direction
                     if not 0 <= at < len(grid) or not outcome(label, grid[at]):
                         break
@@ -126,7 +133,8 @@ def calibrate_per_label(db: str | Path, settings: CalibrationSettings = Calibrat
         return bool(accepted)
 
     try:
-        for _ in _trials(order, grid, thetas, passes, outcome):
+        for _ in _trials(order, grid, thetas, passes, outcome,
+                         lambda: result.replayed + result.trials < len(done)):
             pass
     except _Stopped:
         result.stopped = True

@@ -185,3 +185,28 @@ def test_prepare_again_after_a_file_changed_says_which(tmp_path: Path) -> None:
     with pytest.raises(DatabaseError) as caught:
         _quick_prepare(db, [train])
     assert f"(train file {train} changed since (other contents));" in str(caught.value)
+
+
+# ---------------------------------------------------------------- treebank preprocess -o, files given twice
+
+
+def test_preprocess_output_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
+    """A bad tree in the second file left -o truncated to the first file's trees (exit 1, the earlier
+    output lost, a shorter treebank in its place)."""
+    out = tmp_path / "out.ptb"
+    out.write_text("precious\n")
+    bad = tmp_path / "bad.mrg"
+    bad.write_text(f"{GOOD}\n(ROOT (S (NP (PRP We) (VP (VBD sat))))\n{GOOD}\n")
+    result = invoke_cli(["treebank", "preprocess", sample_path("dev"), bad, "-o", out])
+    assert result.exit_code == 1 and result.stderr.startswith(f"Error: {bad}:2:1: unbalanced '('")
+    assert out.read_text() == "precious\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.mrg", "out.ptb"]
+    result = invoke_cli(["treebank", "preprocess", sample_path("dev"), "-o", out])
+    assert result.exit_code == 0 and len(out.read_text().splitlines()) == 75
+
+
+def test_a_treebank_file_given_twice_is_warned_about(tmp_path: Path) -> None:
+    """`treebank stats gum/dev gum/dev/a.ptb` counted a.ptb twice without a word."""
+    result = invoke_cli(["treebank", "stats", "--json", sample_path("dev"), sample_path("dev")])
+    assert result.exit_code == 0 and json.loads(result.stdout)["sentences"] == 150
+    assert f"warning: {sample_path('dev')} is given twice: its trees are read twice" in result.stderr

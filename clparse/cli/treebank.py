@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,12 @@ def _preprocess_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def _read(files: Iterable[Path], skip_bad: bool) -> Iterator[Any]:
     from clparse.read import ReadReport, read_treebank
 
+    files = list(files)
+    seen: set[Path] = set()
+    for path in files:  # `gum/train gum/train/a.ptb`: every tree of a.ptb counted (or written) twice
+        if path.resolve() in seen:
+            click.echo(f"warning: {path} is given twice: its trees are read twice", err=True)
+        seen.add(path.resolve())
     report = ReadReport()
     yield from read_treebank(files, skip_bad=skip_bad, report=report)
     if report.skipped:
@@ -77,20 +84,44 @@ def treebank_stats_command(files: tuple[Path, ...], preprocess: bool, max_words:
 @treebank.command("preprocess")
 @click.argument("files", nargs=-1, required=True, type=TREEBANK, callback=treebank_files)
 @_preprocess_options
-@click.option("-o", "--output", type=click.File("w", encoding="utf-8", lazy=True), default="-",
-              help="Where to write the trees (default: stdout; not one of FILES).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where to write the trees (default: stdout; not one of FILES). Written whole or not at "
+                   "all: an existing file is replaced only once every tree is written.")
 @click.option("--indented", is_flag=True, help="Indented trees instead of one per line.")
 @click.option("--skip-bad", is_flag=True, help="Skip malformed trees (and say how many) instead of stopping.")
 def treebank_preprocess_command(files: tuple[Path, ...], max_words: int | None, skip_steps: tuple[str, ...],
-                                output: Any, indented: bool, skip_bad: bool) -> None:
+                                output: Path | None, indented: bool, skip_bad: bool) -> None:
     """Write FILES after preprocessing (Table 3), with a report of what changed on stderr."""
     from clparse.preprocess import PreprocessConfig, PreprocessReport, preprocess_treebank
     from clparse.read import write_trees
 
-    refuse_overwriting(output, files)  # opened lazily: nothing is truncated before this check
     report = PreprocessReport()
     config = PreprocessConfig.without(skip_steps, max_words=max_words)
-    write_trees((p.tree for p in preprocess_treebank(_read(files, skip_bad), config, report)), output,
-                indented=indented)
-    close_output(output)
+    trees = (p.tree for p in preprocess_treebank(_read(files, skip_bad), config, report))
+    if output is None or str(output) == "-":
+        write_trees(trees, sys.stdout, indented=indented)
+        close_output(sys.stdout)
+    else:
+        _write_whole(output, files, lambda handle: write_trees(trees, handle, indented=indented))
     click.echo(report.format(), err=True)
+
+
+def _write_whole(output: Path, files: Iterable[Path], write: Callable[[Any], object]) -> None:
+    """Write ``output`` through a temporary file beside it, renamed over it at the end: a bad tree, Ctrl-C
+    or a full disk half-way left the file truncated to the trees before (a run's earlier output lost, and
+    a shorter treebank in its place)."""
+    import os
+    from types import SimpleNamespace
+
+    from clparse.errors import ClparseError
+
+    refuse_overwriting(SimpleNamespace(name=str(output)), files)  # -o naming a directory, or one of FILES
+    partial = output.with_name(f".{output.name}.{os.getpid()}.partial")
+    try:
+        with open(partial, "w", encoding="utf-8") as handle:
+            write(handle)
+        os.replace(partial, output)
+    except OSError as exc:
+        raise ClparseError(f"{output}: {exc.strerror or exc}; nothing written") from None
+    finally:
+        partial.unlink(missing_ok=True)

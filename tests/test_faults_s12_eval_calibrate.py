@@ -139,3 +139,17 @@ def test_fewer_passes_than_stored_replays_every_stored_trial(copy_trained_db: Ca
     assert (again.trials, again.replayed) == (0, len(stored))
     assert again.f1 == more.f1 and again.thetas == more.thetas
     assert again.thetas == (store.per_label_thetas(again.calibration_id) or again.thetas)
+
+
+# ----------------------------------------------------------------------------- parameter files
+
+
+def test_quote_label_is_named_as_unsupported_not_unknown(tmp_path: Path) -> None:
+    """A parameter file of a later EVALB (benepar's nk.prm) was refused with "unknown keyword", which it is
+    not: the message now says what QUOTE_LABEL is and what to do."""
+    from clparse.errors import ConfigurationError
+
+    prm = tmp_path / "nk.prm"
+    prm.write_text("DELETE_LABEL TOP\nQUOTE_LABEL POS\n")
+    with pytest.raises(ConfigurationError, match=r"nk.prm:2: QUOTE_LABEL .* is not supported; remove"):
+        EvalbParams.from_prm_file(prm)

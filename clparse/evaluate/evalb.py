@@ -94,6 +94,10 @@ class EvalbParams:
                         for_length.append(value)
                     elif key in ("EQ_LABEL", "EQ_WORD") and len(values) == 2:
                         (eq_labels if key == "EQ_LABEL" else eq_words).append((values[0], values[1]))
+                    elif key == "QUOTE_LABEL":  # a real keyword (EVALB of 2006 on, nk.prm): not "unknown"
+                        raise ValueError("QUOTE_LABEL (later EVALB versions' re-insertion of quote and "
+                                         "possessive tokens tagged apart) is not supported; remove its lines "
+                                         "to score without it")
                     else:
                         raise ValueError(f"unknown keyword or wrong number of values: {text!r}")
                 except ValueError as exc:

@@ -107,7 +107,7 @@ class ClparseComponent:
         return doc
 
     def _parse_sentence(self, doc: Doc, start: int, end: int) -> Dict[str, Any]:
-        indices = [i for i in range(start, end) if doc[i].text.strip()]  # whitespace tokens are no words
+        indices = [i for i in range(start, end) if word(doc[i].text)]  # whitespace tokens are no words
         record: Dict[str, Any] = {"start": start, "end": end, "words": indices, "ptb": "(ROOT)", "nodes": [],
                                   "score": None, "fallback": "empty sentence"}
         if not indices:
@@ -128,9 +128,12 @@ def _unpickle(settings: Dict[str, Any], name: str) -> ClparseComponent:
 
 def word(text: str) -> str:
     """A spaCy token's word for the parser: white space inside a token (``Doc(words=["New York"])``) as
-    ``_``, which PTB text cannot hold. (The parser spells parentheses -LRB-/-RRB- itself:
+    ``_``, which PTB text cannot hold; "" for a token of white space only. A byte-order mark counts as
+    white space, as in every text clparse reads: spaCy glues one to the first word of a file read without
+    "utf-8-sig", and clparse's tree reader takes it for a separator, so a tree holding it read back with
+    other words. (The parser spells parentheses -LRB-/-RRB- itself:
     :func:`clparse.read.tree.escape_brackets`, as for every untagged input.)"""
-    return "_".join(text.split())
+    return "_".join(text.replace("\ufeff", " ").split())
 
 
 def _sentences(doc: Doc) -> Iterator[Tuple[int, int]]:
@@ -138,7 +141,7 @@ def _sentences(doc: Doc) -> Iterator[Tuple[int, int]]:
     if len(doc) == 0:
         return
     if not doc.has_annotation("SENT_START"):
-        words = sum(1 for token in doc if token.text.strip())
+        words = sum(1 for token in doc if word(token.text))
         if words > UNSPLIT_MAX_WORDS:
             raise NoSentencesError(
                 f"clparse: this doc has no sentence boundaries and {words} words, more than "

@@ -136,8 +136,12 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
         click.echo(f"warning: --jobs {jobs} on {cpus} CPU(s): processes beyond the CPUs only cost memory "
                    f"(about 300 MB each); --jobs {cpus} parses as fast", err=True)
     # Files are read once first: bad input is reported before the slow model load, and the count is the
-    # progress total (reading is thousands of times faster than parsing). Stdin can be read only once.
-    total = api.count_input(names, input_format)
+    # progress total (reading is thousands of times faster than parsing). Stdin, and a pipe given as a file
+    # (<(...), a FIFO), can be read only once: counting emptied it, and nothing was parsed, exit status 0.
+    pipes = [name for name in names if name != "-" and not Path(name).is_file()]
+    total = None if pipes else api.count_input(names, input_format)
+    if constraints is not None and constraints.is_file():
+        _check_constraints(constraints, total)
     # options left out are None: a combination parses at its stored beam, and refuses only what was typed
     parser = api.open_parser(db, theta, **unless_given(search, "beam", "tag_alternatives"))
     click.echo(api.describe_parser(parser), err=True)
@@ -166,6 +170,18 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
     hint = " (raise --max-pops to search further)" if tally.completions else ""
     click.echo(f"parsed {tally.sentences} sentence(s); {tally.fallbacks} flat fallback(s); "
                f"{tally.completions} completed greedily at the pop cap{hint}", err=True)
+
+
+def _check_constraints(constraints: Path, sentences: int | None) -> None:
+    """Read the whole --constraints file before the model loads: a malformed line, or a count of lines
+    other than the input's sentences, stopped the run only when parsing reached it, after the trees
+    before it were written."""
+    from clparse.search.constraints_file import read_brackets
+
+    lines = sum(1 for _ in read_brackets(constraints))
+    if sentences is not None and lines != sentences:
+        raise ClparseError(f"{constraints}: {lines} line(s) of constraints for {sentences} sentence(s) of "
+                           "input: give one line per sentence ({} or an empty line for none)")
 
 
 @main.command("tag", cls=ManyValues)

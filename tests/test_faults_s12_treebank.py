@@ -210,3 +210,32 @@ def test_a_treebank_file_given_twice_is_warned_about(tmp_path: Path) -> None:
     result = invoke_cli(["treebank", "stats", "--json", sample_path("dev"), sample_path("dev")])
     assert result.exit_code == 0 and json.loads(result.stdout)["sentences"] == 150
     assert f"warning: {sample_path('dev')} is given twice: its trees are read twice" in result.stderr
+
+
+# ---------------------------------------------------------------- messages that say what to do
+
+
+def test_a_glob_that_matched_nothing_is_said_so(tmp_path: Path) -> None:
+    """The shell passes `gum/train/*.mrg` on as it is when nothing matches: "does not exist" left the user
+    looking for a file named with a star."""
+    pattern = tmp_path / "*.mrg"
+    for args in (["prepare", "--db", tmp_path / "run.sqlite", "--train", pattern],
+                 ["treebank", "stats", pattern]):
+        result = invoke_cli(args)
+        assert result.exit_code == 2 and result.stderr.strip().endswith(
+            f"{pattern}: no such file or directory (no file matches the pattern)"), result.stderr
+    assert not (tmp_path / "run.sqlite").exists()
+
+
+def test_a_bracket_written_as_a_word_is_hinted_at(tmp_path: Path) -> None:
+    path = tmp_path / "paren.mrg"
+    path.write_text("(ROOT (S (NP (NN a)) (PRN (-LRB- () (NN b) (-RRB- ))) (VP (VBD ran))))\n")
+    assert _error(path) == (f"{path}:1:34: empty tree '()' (a bracket written as a word? treebanks spell it "
+                            "-LRB- / -RRB-)")
+
+
+def test_skipping_raise_punctuation_says_how(tmp_path: Path) -> None:
+    result = invoke_cli(["prepare", "--db", tmp_path / "run.sqlite", "--train", sample_path("train"),
+                         "--skip-step", "raise_punctuation"])
+    assert result.exit_code == 1 and "switch them off too (--no-constraints" in result.stderr
+    assert not (tmp_path / "run.sqlite").exists()

@@ -94,7 +94,8 @@ class PrepareSettings:
                                      f"got {self.unknown_words!r}")
         if self.constraints and "raise_punctuation" in self.skip_steps:
             raise ConfigurationError("candidate constraints need the raise_punctuation step: without it gold "
-                                     "phrases may begin or end with punctuation")
+                                     "phrases may begin or end with punctuation; switch them off too "
+                                     "(--no-constraints; constraints=False in Python)")
 
     def preprocess_config(self) -> PreprocessConfig:
         return PreprocessConfig.without(self.skip_steps, max_words=self.max_words)

@@ -21,7 +21,9 @@ def treebank_files(paths: Iterable[str | Path]) -> list[Path]:
                 raise ClparseError(f"{path}: directory holds no treebank file (*.ptb or *.mrg)")
             out += found
         elif not path.exists():
-            raise ClparseError(f"{path}: no such file or directory")
+            # a shell passes a pattern that matches nothing as it is: "gum/train/*.mrg" for *.ptb files
+            hint = " (no file matches the pattern)" if any(c in path.name for c in "*?[") else ""
+            raise ClparseError(f"{path}: no such file or directory{hint}")
         else:
             out.append(path)
     return out

@@ -112,7 +112,9 @@ class _Builder:
             if label is None:
                 if self.allow_empty and not stack:
                     return Tree("", [])  # a failed parse, as parsers write it
-                raise self.fail(oline, ocol, "empty tree '()'")
+                # nested: most often a bracket written as a word, "(-LRB- ()"
+                hint = " (a bracket written as a word? treebanks spell it -LRB- / -RRB-)" if stack else ""
+                raise self.fail(oline, ocol, f"empty tree '()'{hint}")
             if word is not None:
                 node = Tree.preterminal(label, word)
             elif not children:

@@ -153,3 +153,43 @@ def test_quote_label_is_named_as_unsupported_not_unknown(tmp_path: Path) -> None
     prm.write_text("DELETE_LABEL TOP\nQUOTE_LABEL POS\n")
     with pytest.raises(ConfigurationError, match=r"nk.prm:2: QUOTE_LABEL .* is not supported; remove"):
         EvalbParams.from_prm_file(prm)
+
+
+# ----------------------------------------------------------------------------- two calibrations at once
+
+
+def test_a_point_stored_meanwhile_by_another_calibration_is_kept(copy_trained_db: Callable[[], Path]) -> None:
+    """Two `calibrate` commands of the same settings on one database: the one finishing a Θ̂ second failed
+    with "database error: UNIQUE constraint failed" (exit 1), as if the file were damaged."""
+    db = copy_trained_db()
+    settings = CalibrationSettings(beam=1)
+    other: list[float] = []
+
+    def meanwhile(theta: float, done: int, total: int) -> None:
+        if not other:  # while this one parses its first sentence, another calibration finishes the Θ̂
+            other.append(calibrate(db, thetas=[theta], settings=settings).points[0].f1)
+
+    result = calibrate(db, thetas=[8.0], settings=settings, on_sentence=meanwhile)
+    [point] = result.points
+    assert other == [point.f1] and point.resumed and result.best_theta == 8.0
+    assert read_rows(db, "SELECT count(*) FROM calibration_points") == [(1,)]
+
+
+def test_a_trial_stored_meanwhile_by_another_per_label_run_is_kept(
+        copy_trained_db: Callable[[], Path]) -> None:
+    """The same for two `calibrate --per-label` commands: the second to finish a trial failed with "database
+    error: UNIQUE constraint failed"."""
+    from clparse.calibrate.per_label import calibrate_per_label
+
+    db = copy_trained_db()
+    settings = CalibrationSettings(beam=1)
+    calibrate(db, thetas=[20.0, 8.0, 4.0], settings=settings)
+    other = []
+
+    def meanwhile(label: str, theta: float, done: int, total: int) -> None:
+        if not other:
+            other.append(calibrate_per_label(db, settings, passes=1))
+
+    result = calibrate_per_label(db, settings, passes=1, on_sentence=meanwhile)
+    assert other[0].trials > 0 and result.history == other[0].history
+    assert result.thetas == other[0].thetas and result.f1 == other[0].f1

@@ -123,7 +123,15 @@ def calibrate_per_label(db: str | Path, settings: CalibrationSettings = Calibrat
                 raise _Stopped
             f1 = evaluate(gold, parsed[0], params).all.f1
             accepted = f1 > result.f1
-            store.add_trial(calibration, index, label, theta, f1, accepted, time.perf_counter() - start)
+            try:
+                store.add_trial(calibration, index, label, theta, f1, accepted, time.perf_counter() - start)
+            except Exception:
+                # Another `--per-label` of this calibration stored this trial first (the same trial: the
+                # ascent is deterministic); it is kept, where the insert failed as "UNIQUE constraint failed".
+                stored = store.trials(calibration)
+                if len(stored) <= index or stored[index][:2] != (label, theta):
+                    raise
+                f1, accepted = stored[index][2:]
             result.trials += 1
             if on_trial is not None:
                 on_trial(label, theta, f1, accepted)

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -199,9 +200,7 @@ def calibrate(db: str | Path, dev_files: Sequence[str | Path] = (), thetas: Sequ
         for theta in grid:
             done = store.point(result.calibration_id, theta)
             if done is not None:
-                result.points.append(CalibrationPoint(**{k: done[k] for k in (
-                    "theta", "trees", "splits", "sentences", "fallbacks", "recall", "precision", "f1",
-                    "exact", "seconds", "completions")}, resumed=True))
+                result.points.append(_stored_point(done))
                 continue
             if theta in skipped:
                 result.skipped[theta] = skipped[theta]
@@ -248,12 +247,27 @@ def _parse_point(db: Database, calibration_id: int, theta: float, gold: Sequence
     point = CalibrationPoint(theta, sum(e.trees for e in model.ensembles.values()), model.splits, len(gold),
                              fallbacks, totals.recall, totals.precision, totals.f1, totals.exact_match,
                              time.perf_counter() - start, completions)
-    Calibrations(db).add_point(calibration_id, {k: v for k, v in asdict(point).items() if k != "resumed"}, [
-        {"label": label, "gold": g, "test": t, "matched": m,
-         "recall": 100.0 * m / g if g else 0.0, "precision": 100.0 * m / t if t else 0.0,
-         "f1": _f1(100.0 * m / g if g else 0.0, 100.0 * m / t if t else 0.0)}
-        for label, (g, t, m) in labels.items()])
+    store = Calibrations(db)
+    try:
+        store.add_point(calibration_id, {k: v for k, v in asdict(point).items() if k != "resumed"}, [
+            {"label": label, "gold": g, "test": t, "matched": m,
+             "recall": 100.0 * m / g if g else 0.0, "precision": 100.0 * m / t if t else 0.0,
+             "f1": _f1(100.0 * m / g if g else 0.0, 100.0 * m / t if t else 0.0)}
+            for label, (g, t, m) in labels.items()])
+    except Exception:
+        done = store.point(calibration_id, theta)
+        if done is None:
+            raise
+        # Another `calibrate` of the same settings and dev set stored this Θ̂ first (the same point): it
+        # is kept, where the insert failed as "database error: UNIQUE constraint failed".
+        return _stored_point(done)
     return point
+
+
+def _stored_point(row: dict[str, Any]) -> CalibrationPoint:
+    fields = ("theta", "trees", "splits", "sentences", "fallbacks", "recall", "precision", "f1", "exact",
+              "seconds", "completions")
+    return CalibrationPoint(**{k: row[k] for k in fields}, resumed=True)
 
 
 def parse_dev(db: Database | str | Path, model: ParserModel, gold: Sequence[Tree],

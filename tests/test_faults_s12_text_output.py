@@ -4,6 +4,7 @@ the output formats, --constraints, and the spaCy component. Each test failed bef
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -80,3 +81,47 @@ def test_constraints_for_fewer_sentences_stop_before_any_tree(trained_db: Path, 
     assert result.stdout == ""
     assert result.stderr.strip() == (f"Error: {short}: 1 line(s) of constraints for 2 sentence(s) of input: "
                                      "give one line per sentence ({} or an empty line for none)")
+
+
+def test_tag_writes_utf8_whatever_the_locale(trained_db: Path, tmp_path: Path) -> None:
+    """`clparse tag` wrote in the locale's encoding: with a stdout that is not UTF-8 (a Windows console or
+    redirect, PYTHONIOENCODING=latin-1) an emoji was a traceback (UnicodeEncodeError), and "café" came out
+    in bytes that `parse --input-format tagged` refused. It writes UTF-8, as `parse` does."""
+    words = tmp_path / "words.txt"
+    words.write_text("café 😀 .\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONIOENCODING": "latin-1"}
+    done = subprocess.run([sys.executable, "-c", "from clparse.cli import run; run()", "tag", "--db",
+                           str(trained_db), str(words)], capture_output=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr.decode("utf-8", "replace")
+    words_out = [pair.rpartition(b"/")[0].decode("utf-8") for pair in done.stdout.split()]
+    assert words_out == ["café", "😀", "."]
+
+
+def test_constraints_with_jobs_refused_before_the_model_loads(trained_db: Path, tmp_path: Path) -> None:
+    """--constraints with --jobs 2 was refused only after the model had loaded (seconds to minutes for a
+    large database); the README promises option errors before anything slow starts."""
+    text = tmp_path / "one.txt"
+    text.write_text("The dog barked .\n", encoding="utf-8")
+    brackets = tmp_path / "b.jsonl"
+    brackets.write_text("{}\n", encoding="utf-8")
+    result = invoke_cli(["parse", "--db", trained_db, "--theta", THETA, "--jobs", "2", "--constraints",
+                         brackets, text])
+    assert result.exit_code == 2
+    assert "parser at" not in result.stderr
+    assert "--constraints parses in one process" in result.stderr
+
+
+@pytest.mark.parametrize("input_format", ["tagged", "ptb"])
+def test_tag_alternatives_with_tagged_input_is_not_ignored_in_silence(trained_db: Path, tmp_path: Path,
+                                                                       input_format: str) -> None:
+    """--tag-alternatives 5 with tagged or PTB input changed nothing and said nothing."""
+    given = tmp_path / "in.txt"
+    given.write_text("The/DT dog/NN barked/VBD ./.\n" if input_format == "tagged"
+                     else "(ROOT (S (NP (DT The) (NN dog)) (VP (VBD barked)) (. .)))\n", encoding="utf-8")
+    result = invoke_cli(["parse", "--db", trained_db, "--theta", THETA, "--input-format", input_format,
+                         "--tag-alternatives", "5", given])
+    assert result.exit_code == 0, result.stderr
+    assert (f"warning: --tag-alternatives does nothing with --input-format {input_format}: its tags are "
+            "parsed as given") in result.stderr
+    quiet = invoke_cli(["parse", "--db", trained_db, "--theta", THETA, "--input-format", input_format, given])
+    assert "tag-alternatives" not in quiet.stderr

@@ -126,6 +126,12 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
     if dask is not None and jobs != 1:
         raise click.UsageError("--dask and --jobs cannot be combined: with --dask the cluster's workers set "
                                "the parallelism")
+    if constraints is not None and (jobs != 1 or dask is not None):  # said only after the model loaded
+        raise click.UsageError("--constraints parses in one process: give --jobs 1 and no --dask")
+    given = click.get_current_context().get_parameter_source("tag_alternatives")
+    if given is ParameterSource.COMMANDLINE and input_format in ("tagged", "ptb"):
+        click.echo(f"warning: --tag-alternatives does nothing with --input-format {input_format}: its tags "
+                   "are parsed as given", err=True)  # it was ignored in silence
     if dask is not None:
         from clparse.parse_dask import require_dask
 
@@ -214,5 +220,9 @@ def tag_command(db: Path, files: tuple[str, ...], gold: tuple[Path, ...], top: i
         report = api.evaluate_tags(db, gold)
         click.echo(json.dumps(report.to_dict(top), indent=2) if as_json else report.format(top))
         return
+    # UTF-8 whatever the locale, as parse writes its trees and as parse --input-format tagged reads this
+    # back: on a Windows console or PYTHONIOENCODING=latin-1, a word outside the code page was a traceback
+    # (UnicodeEncodeError) and "café" came out in bytes that parse refused as not UTF-8.
+    stdout = click.open_file("-", "w", encoding="utf-8")  # a standard stream: never closed
     for tagged in api.tag(db, files or ("-",)):
-        click.echo(" ".join(f"{w}/{t}" for w, t in tagged))
+        click.echo(" ".join(f"{w}/{t}" for w, t in tagged), file=stdout)

@@ -193,3 +193,16 @@ def test_a_trial_stored_meanwhile_by_another_per_label_run_is_kept(
     result = calibrate_per_label(db, settings, passes=1, on_sentence=meanwhile)
     assert other[0].trials > 0 and result.history == other[0].history
     assert result.thetas == other[0].thetas and result.f1 == other[0].f1
+
+
+def test_dev_trees_over_the_length_limit_are_said_to_be_left_out(copy_trained_db: Callable[[], Path]) -> None:
+    """`calibrate --dev` of the sample's 75 dev trees scored 20 of them (those within the run's limit of 15
+    words) and said nothing: the F1 read as the whole file's."""
+    db = copy_trained_db()
+    dev = sample_path("dev")
+    result = invoke_cli(["calibrate", "--db", db, "--dev", dev, "--beam", "1", "--thetas", "8"])
+    within = sum(sentence_length(t) <= 15 for t in read_trees(sample_path("dev")))
+    assert result.exit_code == 0 and within < 75
+    assert f"dev: {within} of the 75 trees, those of at most 15 words" in result.stderr
+    result = invoke_cli(["calibrate", "--db", db, "--beam", "1", "--thetas", "8"])  # the stored dev set
+    assert result.exit_code == 0 and "dev:" not in result.stderr

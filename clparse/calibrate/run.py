@@ -86,8 +86,10 @@ def default_tags(db: Database | str | Path) -> str:
     return "tagger" if settings.get("train_tags") == "jackknife" else "gold"
 
 
-def dev_trees(db: Database | str | Path, files: Sequence[str | Path] = ()) -> list[Tree]:
-    """Gold dev trees: the database's dev split, or ``files`` filtered to the run's length limit."""
+def dev_trees(db: Database | str | Path, files: Sequence[str | Path] = (),
+              note: Callable[[str], object] | None = None) -> list[Tree]:
+    """Gold dev trees: the database's dev split, or ``files`` filtered to the run's length limit (``note``
+    is told how many were left out, if any)."""
     runs = Runs(Database.of(db, readonly=True))
     config = runs.config()
     stored = runs.gold_trees("dev")
@@ -102,6 +104,9 @@ def dev_trees(db: Database | str | Path, files: Sequence[str | Path] = ()) -> li
         names = ", ".join(map(str, files))
         raise ParameterError("dev", f"{names}: none of the {len(trees)} trees has at most {limit} words, the "
                                     "run's length limit (prepare's --max-words): nothing to calibrate on")
+    if note is not None and len(kept) < len(trees):  # the F1 is of these alone: said, not left out in silence
+        note(f"dev: {len(kept)} of the {len(trees)} trees, those of at most {limit} words (the run's length "
+             "limit)")
     return kept
 
 

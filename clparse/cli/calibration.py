@@ -82,6 +82,10 @@ def calibrate_command(db: Path, dev: tuple[Path, ...], thetas: list[float] | Non
     if per_label:
         _calibrate_per_label(db, settings, passes)
         return
+    if dev:  # read here too, to say how many the run's length limit leaves out (the F1 is of the rest alone)
+        from clparse.calibrate.run import dev_trees
+
+        dev_trees(db, dev, lambda text: click.echo(text, err=True))
     grid = api.calibration_grid(db, thetas, points)
     click.echo(f"calibrating at {len(grid)} Θ̂ value(s): {', '.join(f'{t:.4g}' for t in grid)}", err=True)
     flag = stop_request("Θ̂", "clparse calibrate", finishes=False)

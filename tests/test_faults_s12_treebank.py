@@ -10,7 +10,7 @@ import pytest
 from clparse import api
 from clparse.data import sample_path
 from clparse.preprocess import preprocess_tree
-from clparse.errors import DatabaseError, TreebankError
+from clparse.errors import ConfigurationError, DatabaseError, TreebankError
 from clparse.read import ReadReport, format_tree, parse_tree, read_trees
 from tests.conftest import invoke_cli, read_rows
 
@@ -239,3 +239,22 @@ def test_skipping_raise_punctuation_says_how(tmp_path: Path) -> None:
                          "--skip-step", "raise_punctuation"])
     assert result.exit_code == 1 and "switch them off too (--no-constraints" in result.stderr
     assert not (tmp_path / "run.sqlite").exists()
+
+
+def test_no_dev_sentence_left_says_why(tmp_path: Path) -> None:
+    """Dev trees of empty elements alone, with --max-words 0: "at most None words ... or --max-words 0"."""
+    empty = "(ROOT (S (NP-SBJ (-NONE- *)) (VP (-NONE- *T*))))\n"
+    dev = tmp_path / "dev.mrg"
+    dev.write_text(empty)
+    db = tmp_path / "run.sqlite"
+    with pytest.raises(ConfigurationError) as caught:
+        _quick_prepare(db, [sample_path("train")], [dev], max_words=0)
+    assert str(caught.value) == ("no dev sentence survived preprocessing and the length filter: of 1 trees, "
+                                 "1 with no words left after preprocessing (empty elements alone, say)")
+    dev.write_text(empty + "(ROOT (S (NP (NN a) (NN b) (NN c))))\n")
+    with pytest.raises(ConfigurationError) as caught:
+        _quick_prepare(db, [sample_path("train")], [dev], max_words=2)
+    assert str(caught.value).endswith("of 2 trees, 1 over the length filter (at most 2 words) and 1 with no "
+                                      "words left after preprocessing (empty elements alone, say); give "
+                                      "--max-words 0 for every length")
+    assert not db.exists()

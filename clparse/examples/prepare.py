@@ -386,25 +386,39 @@ def _read(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings, sum
             if report.kept > before:
                 records.append(Jackknifed(folds[i], tags[i], tree))
             file_trees[path] = file_trees.get(path, 0) + 1
+    dev = PreprocessReport()  # the dev files' own counts, to say why none is left
     for split, path, _ in files:
         if split == "train" and settings.train_tags == "jackknife":
             continue
-        before = report.sentences
+        before, too_long = report.sentences, report.too_long
         trees = _noting(read_trees(path), tagged) if split == "train" else read_trees(path)
         results = list(preprocess_treebank(trees, config, report))
+        if split == "dev":
+            dev.sentences += report.sentences - before
+            dev.too_long += report.too_long - too_long
         kept[split] += results
         if split == "train":
             records += [None] * len(results)
         file_trees[path] = report.sentences - before
     summary.preprocess = report.to_dict()
     if not kept["train"]:
-        raise ConfigurationError("no training sentence survived preprocessing and the length filter")
+        raise ConfigurationError(_none_left("training", report.sentences - dev.sentences,
+                                            report.too_long - dev.too_long, settings.max_words))
     if not kept["dev"] and any(split == "dev" for split, _, _ in files):
         # else the dev files vanish without a word, and calibrate later says prepare was given none
-        raise ConfigurationError(f"no dev sentence survived preprocessing and the length filter (at most "
-                                 f"{settings.max_words} words): give dev files with shorter sentences, or "
-                                 "--max-words 0 for every length")
+        raise ConfigurationError(_none_left("dev", dev.sentences, dev.too_long, settings.max_words))
     return kept, file_trees, records
+
+
+def _none_left(split: str, read: int, too_long: int, max_words: int | None) -> str:
+    """Why no sentence of a split is left, from its counts: it said "at most None words ... or --max-words
+    0" with --max-words 0 given, when the trees had no words left after preprocessing (-NONE- alone)."""
+    causes = [f"{too_long} over the length filter (at most {max_words} words)"] if too_long else []
+    if read > too_long:
+        causes.append(f"{read - too_long} with no words left after preprocessing (empty elements alone, say)")
+    fix = "; give --max-words 0 for every length" if too_long else ""
+    return f"no {split} sentence survived preprocessing and the length filter: of {read} trees, " \
+           f"{' and '.join(causes)}{fix}"
 
 
 def _prepare_in(writer: RunWriter, digest: str, files: Sequence[tuple[str, Path, str]],

@@ -125,3 +125,19 @@ def test_tag_alternatives_with_tagged_input_is_not_ignored_in_silence(trained_db
             "parsed as given") in result.stderr
     quiet = invoke_cli(["parse", "--db", trained_db, "--theta", THETA, "--input-format", input_format, given])
     assert "tag-alternatives" not in quiet.stderr
+
+
+def test_constraints_not_utf8_names_line_and_byte(tmp_path: Path) -> None:
+    """A constraints file in Latin-1 was reported as 'not UTF-8 text (... at byte 831)' for a byte 9,023
+    bytes into the file, on line 3001: the position within an 8 KB decoding chunk, and no line."""
+    from clparse.errors import BracketError
+    from clparse.search.constraints_file import read_brackets
+
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes(("{}\n" * 3000 + '{"require": [[0, 2, "NPé"]]}\n').encode("latin-1"))
+    with pytest.raises(BracketError) as error:
+        list(read_brackets(path))
+    assert str(error.value) == f"{path}:3001: byte 24 is not UTF-8 text (another encoding?)"
+    crlf = tmp_path / "crlf.jsonl"  # a byte-order mark, CRLF and a lone CR still read as before
+    crlf.write_bytes(b'\xef\xbb\xbf{}\r\n{"require": [[0, 2]]}\r{}')
+    assert [len(b.required) for b in read_brackets(crlf)] == [0, 1, 0]

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from clparse.read.ptb import split_lone_cr, without_bom
 from clparse.search.brackets import Bracket, BracketError, Brackets
 
 KEYS = ("require", "forbid", "complete")
@@ -23,12 +24,16 @@ KEYS = ("require", "forbid", "complete")
 
 def read_brackets(path: str | Path) -> Iterator[Brackets]:
     """Each line's constraints, in order (stdin is not accepted: the sentences may come from there)."""
-    try:
-        with open(path, encoding="utf-8-sig") as lines:
-            for number, line in enumerate(lines, 1):
-                yield parse_line(line, f"{path}:{number}")
-    except UnicodeDecodeError as exc:
-        raise BracketError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    # Decoded line by line: a text-mode file decodes in chunks, so a bad byte was named by its place in
+    # some 8 KB chunk ("at byte 831" for a byte 9,023 bytes in), on no line.
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(split_lone_cr(handle), 1):
+            try:
+                line = without_bom(raw, number).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise BracketError(f"{path}:{number}: byte {exc.start + 1} is not UTF-8 text (another "
+                                   "encoding?)") from None
+            yield parse_line(line, f"{path}:{number}")
 
 
 def parse_line(line: str, where: str) -> Brackets:

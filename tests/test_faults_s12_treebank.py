@@ -258,3 +258,18 @@ def test_no_dev_sentence_left_says_why(tmp_path: Path) -> None:
                                       "words left after preprocessing (empty elements alone, say); give "
                                       "--max-words 0 for every length")
     assert not db.exists()
+
+
+def test_a_jackknifed_run_keeps_the_sentences_a_gold_tag_run_keeps(tmp_path: Path) -> None:
+    """--max-words counted the tagger's tags in a jackknifed run: a 16-word sentence with a word tagged ':'
+    passed --max-words 15, so the run held other sentences than a gold-tag run of the same settings."""
+    from clparse.preprocess import sentence_length
+
+    gold, jackknifed = tmp_path / "gold.sqlite", tmp_path / "jackknifed.sqlite"
+    _quick_prepare(gold, [sample_path("train")])
+    _quick_prepare(jackknifed, [sample_path("train")], train_tags="jackknife", folds=2,
+                   fold_order="contiguous")
+    query = "SELECT gold_tree FROM sentences WHERE split = 'train' ORDER BY position"
+    kept = [tree for (tree,) in read_rows(jackknifed, query)]
+    assert max(sentence_length(parse_tree(tree)) for tree in kept) <= 15
+    assert kept == [tree for (tree,) in read_rows(gold, query)]

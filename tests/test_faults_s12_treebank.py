@@ -273,3 +273,12 @@ def test_a_jackknifed_run_keeps_the_sentences_a_gold_tag_run_keeps(tmp_path: Pat
     kept = [tree for (tree,) in read_rows(jackknifed, query)]
     assert max(sentence_length(parse_tree(tree)) for tree in kept) <= 15
     assert kept == [tree for (tree,) in read_rows(gold, query)]
+
+
+def test_a_gzipped_treebank_is_named_as_such(tmp_path: Path) -> None:
+    import gzip
+
+    path = tmp_path / "dev.ptb.gz"
+    path.write_bytes(gzip.compress(sample_path("dev").read_bytes()))
+    assert _error(path).endswith("binary data (NUL byte): not a treebank file (gzip-compressed: gunzip it "
+                                 "first)")

@@ -162,11 +162,18 @@ UNCLOSED = "unbalanced '(': tree is not closed"
 Token = tuple[str, int, int]  # text, line, column
 
 
+def _binary(path: str, lineno: int, text: str) -> TreebankError:
+    """A NUL byte: a binary file, most often a compressed treebank (``wsj_0001.mrg.gz``), said so."""
+    # gzip's magic bytes 1f 8b, as surrogateescape decodes them
+    packed = " (gzip-compressed: gunzip it first)" if lineno == 1 and text.startswith("\x1f\udc8b") else ""
+    return TreebankError(path, lineno, text.index("\x00") + 1,
+                         f"binary data (NUL byte): not a treebank file{packed}")
+
+
 def _tokens(lines: Iterable[str], path: str) -> Iterator[Token]:
     for lineno, text in enumerate(lines, 1):
         if "\x00" in text:
-            raise TreebankError(path, lineno, text.index("\x00") + 1,
-                                "binary data (NUL byte): not a treebank file")
+            raise _binary(path, lineno, text)
         for match in _TOKEN.finditer(text):
             yield match.group(), lineno, match.start() + 1
 
@@ -183,8 +190,7 @@ def iter_trees_from_lines(lines: Iterable[str], path: str = "<string>", *,
     lineno = 0
     for lineno, text in enumerate(lines, 1):  # _tokens inlined: a generator per token cost 10 % of reading
         if "\x00" in text:
-            raise TreebankError(path, lineno, text.index("\x00") + 1,
-                                "binary data (NUL byte): not a treebank file")
+            raise _binary(path, lineno, text)
         for match in _TOKEN.finditer(text):
             try:
                 tree = builder.feed(match.group(), lineno, match.start() + 1)

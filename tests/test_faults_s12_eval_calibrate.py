@@ -206,3 +206,14 @@ def test_dev_trees_over_the_length_limit_are_said_to_be_left_out(copy_trained_db
     assert f"dev: {within} of the 75 trees, those of at most 15 words" in result.stderr
     result = invoke_cli(["calibrate", "--db", db, "--beam", "1", "--thetas", "8"])  # the stored dev set
     assert result.exit_code == 0 and "dev:" not in result.stderr
+
+
+def test_options_calibrate_would_ignore_are_refused(db_copy: Path) -> None:
+    """`--passes` without `--per-label`, and `--points` with `--thetas` or `--per-label`, were ignored in
+    silence (the calibration ran as if they had not been given)."""
+    for args, said in ((["--passes", "3"], "--passes counts the passes of --per-label"),
+                       (["--points", "3", "--thetas", "8"], "the default grid: not with --thetas"),
+                       (["--points", "3", "--per-label"], "not with --per-label")):
+        result = invoke_cli(["calibrate", "--db", db_copy, "--beam", "1", *args])
+        assert result.exit_code == 2 and said in result.stderr, (args, result.stderr)
+    assert read_rows(db_copy, "SELECT count(*) FROM calibrations") == [(0,)]  # nothing written

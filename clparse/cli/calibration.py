@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from clparse import api
 from clparse.cli.core import LIMIT, main, one_line, verbose
@@ -72,11 +73,16 @@ def calibrate_command(db: Path, dev: tuple[Path, ...], thetas: list[float] | Non
     """
     from clparse.calibrate.report import format_points
     from clparse.progress import Progress
-    from clparse.rebuild.model import usable_range
 
     api.guard_writable(db)  # before the grid is read: a damaged file is named first
     if per_label and (dev or thetas):
         raise click.UsageError("--per-label tunes the stored dev set's calibration: no --dev or --thetas")
+    given = click.get_current_context().get_parameter_source  # options that would be ignored in silence
+    if not per_label and given("passes") is ParameterSource.COMMANDLINE:
+        raise click.UsageError("--passes counts the passes of --per-label: give --per-label too")
+    if (thetas or per_label) and given("points") is ParameterSource.COMMANDLINE:
+        instead = "--thetas, which gives the grid" if thetas else "--per-label, which walks its calibration's"
+        raise click.UsageError(f"--points sizes the default grid: not with {instead}")
     api.check_calibration(db, dev)  # no dev sentences: said at once, not after the parser's modules load
     settings = api.calibration_settings(db, beam, max_pops, aggregator, tags)
     if per_label:
@@ -99,6 +105,8 @@ def calibrate_command(db: Path, dev: tuple[Path, ...], thetas: list[float] | Non
     with bar:
         result = api.calibrate(db, dev, grid, settings=settings, on_sentence=progress, should_stop=flag)
     if not result.calibration_id:  # every Θ̂ skipped: an empty table with exit status 0 said nothing
+        from clparse.rebuild.model import usable_range  # here: it loads numba, which a usage error must not
+
         theta, why = max(result.skipped.items())
         raise ConfigurationError(f"{db}: no Θ̂ of the grid can be calibrated, not every label is trained past "
                                  f"{theta:g} ({why}); {usable_range(db)}")

@@ -282,3 +282,5 @@ def test_a_gzipped_treebank_is_named_as_such(tmp_path: Path) -> None:
     path.write_bytes(gzip.compress(sample_path("dev").read_bytes()))
     assert _error(path).endswith("binary data (NUL byte): not a treebank file (gzip-compressed: gunzip it "
                                  "first)")
+    path.write_bytes(sample_path("dev").read_text(encoding="utf-8").encode("utf-16"))  # Notepad's "Unicode"
+    assert _error(path).endswith("not a treebank file (UTF-16 text: save it as UTF-8)")

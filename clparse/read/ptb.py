@@ -163,9 +163,13 @@ Token = tuple[str, int, int]  # text, line, column
 
 
 def _binary(path: str, lineno: int, text: str) -> TreebankError:
-    """A NUL byte: a binary file, most often a compressed treebank (``wsj_0001.mrg.gz``), said so."""
-    # gzip's magic bytes 1f 8b, as surrogateescape decodes them
-    packed = " (gzip-compressed: gunzip it first)" if lineno == 1 and text.startswith("\x1f\udc8b") else ""
+    """A NUL byte: a binary file, or a compressed (``wsj_0001.mrg.gz``) or UTF-16 one, said so."""
+    # magic bytes as surrogateescape decodes them: gzip's 1f 8b, UTF-16's byte-order marks ff fe and fe ff
+    packed = ""
+    if lineno == 1 and text.startswith("\x1f\udc8b"):
+        packed = " (gzip-compressed: gunzip it first)"
+    elif lineno == 1 and text.startswith(("\udcff\udcfe", "\udcfe\udcff")):
+        packed = " (UTF-16 text: save it as UTF-8)"
     return TreebankError(path, lineno, text.index("\x00") + 1,
                          f"binary data (NUL byte): not a treebank file{packed}")
 

@@ -141,3 +141,23 @@ def test_constraints_not_utf8_names_line_and_byte(tmp_path: Path) -> None:
     crlf = tmp_path / "crlf.jsonl"  # a byte-order mark, CRLF and a lone CR still read as before
     crlf.write_bytes(b'\xef\xbb\xbf{}\r\n{"require": [[0, 2]]}\r{}')
     assert [len(b.required) for b in read_brackets(crlf)] == [0, 1, 0]
+
+
+@pytest.mark.parametrize("command", ["parse", "tag", "constraints"])
+def test_utf16_file_is_named_as_such(trained_db: Path, tmp_path: Path, command: str) -> None:
+    """A file saved as UTF-16 (Windows PowerShell 5's `>`, Notepad's "Unicode") was 'binary data (NUL
+    byte), not text' (or 'byte 1 is not UTF-8'): the user was told the wrong thing about their text."""
+    wide = tmp_path / "wide.txt"
+    wide.write_bytes("The dog barked .\r\n".encode("utf-16"))  # with its byte-order mark, as Windows writes
+    plain = tmp_path / "plain.txt"
+    plain.write_text("The dog barked .\n", encoding="utf-8")
+    args: list[object] = {"parse": ["parse", "--db", trained_db, "--theta", THETA, wide],
+                          "tag": ["tag", "--db", trained_db, wide],
+                          "constraints": ["parse", "--db", trained_db, "--theta", THETA, plain,
+                                          "--constraints", wide]}[command]
+    result = invoke_cli(args)
+    assert result.exit_code == 1
+    bom = "FF FE" if sys.byteorder == "little" else "FE FF"
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"Error: {wide}:1: UTF-16 text (it starts with the bytes {bom}); clparse reads UTF-8: save the file "
+        "as UTF-8")

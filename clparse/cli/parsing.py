@@ -144,6 +144,7 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
     # Files are read once first: bad input is reported before the slow model load, and the count is the
     # progress total (reading is thousands of times faster than parsing). Stdin, and a pipe given as a file
     # (<(...), a FIFO), can be read only once: counting emptied it, and nothing was parsed, exit status 0.
+    _refuse_wide_text([*names, *([str(constraints)] if constraints else [])])
     pipes = [name for name in names if name != "-" and not Path(name).is_file()]
     total = None if pipes else api.count_input(names, input_format)
     if constraints is not None and constraints.is_file():
@@ -176,6 +177,25 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
     hint = " (raise --max-pops to search further)" if tally.completions else ""
     click.echo(f"parsed {tally.sentences} sentence(s); {tally.fallbacks} flat fallback(s); "
                f"{tally.completions} completed greedily at the pop cap{hint}", err=True)
+
+
+#: Byte-order marks of UTF-32 and UTF-16 (longest first: FF FE 00 00 starts with FF FE).
+_WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"),
+              (b"\xfe\xff", "UTF-16"))
+
+
+def _refuse_wide_text(names: list[str]) -> None:
+    """A file saved as UTF-16 (Windows PowerShell 5's `>`, Notepad's "Unicode") was called "binary data
+    (NUL byte), not text": say what it is and what to do instead."""
+    for name in names:
+        if name == "-" or not Path(name).is_file():  # stdin and pipes cannot be peeked at without a read
+            continue
+        with open(name, "rb") as handle:
+            head = handle.read(4)
+        for bom, encoding in _WIDE_BOMS:
+            if head.startswith(bom):
+                raise ClparseError(f"{name}:1: {encoding} text (it starts with the bytes "
+                                   f"{bom.hex(' ').upper()}); clparse reads UTF-8: save the file as UTF-8")
 
 
 def _check_constraints(constraints: Path, sentences: int | None) -> None:
@@ -223,6 +243,7 @@ def tag_command(db: Path, files: tuple[str, ...], gold: tuple[Path, ...], top: i
     # UTF-8 whatever the locale, as parse writes its trees and as parse --input-format tagged reads this
     # back: on a Windows console or PYTHONIOENCODING=latin-1, a word outside the code page was a traceback
     # (UnicodeEncodeError) and "café" came out in bytes that parse refused as not UTF-8.
+    _refuse_wide_text(list(files))
     stdout = click.open_file("-", "w", encoding="utf-8")  # a standard stream: never closed
     for tagged in api.tag(db, files or ("-",)):
         click.echo(" ".join(f"{w}/{t}" for w, t in tagged), file=stdout)

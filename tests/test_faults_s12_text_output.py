@@ -161,3 +161,16 @@ def test_utf16_file_is_named_as_such(trained_db: Path, tmp_path: Path, command: 
     assert result.stderr.strip().splitlines()[-1] == (
         f"Error: {wide}:1: UTF-16 text (it starts with the bytes {bom}); clparse reads UTF-8: save the file "
         "as UTF-8")
+
+
+def test_tag_reports_a_bad_line_before_writing_anything(trained_db: Path, tmp_path: Path) -> None:
+    """`clparse tag` stopped at a byte that is not UTF-8 only when it reached it, with the lines before
+    already written (a redirect kept them as if they were the output); it reads files whole first, as
+    `parse` does."""
+    words = tmp_path / "words.txt"
+    words.write_bytes(b"The dog barked .\nA cat \xe9 .\n")
+    result = invoke_cli(["tag", "--db", trained_db, words])
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr.strip() == (f"Error: {words}:2: byte 7 is not UTF-8 text (binary file, or another "
+                                     "encoding?)")

@@ -244,6 +244,10 @@ def tag_command(db: Path, files: tuple[str, ...], gold: tuple[Path, ...], top: i
     # back: on a Windows console or PYTHONIOENCODING=latin-1, a word outside the code page was a traceback
     # (UnicodeEncodeError) and "café" came out in bytes that parse refused as not UTF-8.
     _refuse_wide_text(list(files))
+    if files and all(name != "-" and Path(name).is_file() for name in files):
+        # read whole first, as parse does: a bad byte on line 5000 stopped the run with 4999 lines written,
+        # which a redirect kept as if they were the output (stdin and pipes can be read only once)
+        api.count_input(list(files), "tokens")
     stdout = click.open_file("-", "w", encoding="utf-8")  # a standard stream: never closed
     for tagged in api.tag(db, files or ("-",)):
         click.echo(" ".join(f"{w}/{t}" for w, t in tagged), file=stdout)

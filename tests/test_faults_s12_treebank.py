@@ -284,3 +284,19 @@ def test_a_gzipped_treebank_is_named_as_such(tmp_path: Path) -> None:
                                  "first)")
     path.write_bytes(sample_path("dev").read_text(encoding="utf-8").encode("utf-16"))  # Notepad's "Unicode"
     assert _error(path).endswith("not a treebank file (UTF-16 text: save it as UTF-8)")
+
+
+def test_dev_files_holding_training_trees_are_warned_about(tmp_path: Path) -> None:
+    """A dev file made of training trees (a split made twice, a training file pasted in) went unsaid."""
+    train = [format_tree(tree) for tree in read_trees(sample_path("train"))]
+    dev = [format_tree(tree) for tree in read_trees(sample_path("dev"))]
+    mixed = tmp_path / "dev.mrg"
+    mixed.write_text("\n".join(dev[:10] + train[:90]) + "\n")
+    summary = api.prepare(tmp_path / "run.sqlite", [sample_path("train")], [mixed], tagger="perceptron",
+                          tagger_iterations=1)
+    assert summary.warnings == ["warning: 32 of 37 dev sentences are also training sentences (the same "
+                                "tree): dev scores (calibration, the best Θ̂) are then measured mostly on "
+                                "training sentences"]
+    honest = api.prepare(tmp_path / "honest.sqlite", [sample_path("train")], [sample_path("dev")],
+                         tagger="perceptron", tagger_iterations=1)
+    assert honest.warnings == []

@@ -233,6 +233,25 @@ def _copied_dev(files: Sequence[tuple[str, Path, str]]) -> list[str]:
             if split == "dev" and sha in train and path.resolve() != train[sha].resolve()]
 
 
+#: Dev trees also in training past this share are a split gone wrong, not chance (GUM: 4.4 %, "Oh.", "Ah!").
+SHARED_DEV = 0.25
+
+
+def _shared_trees(kept: dict[str, list[Preprocessed]], files: Sequence[tuple[str, Path, str]]) -> list[str]:
+    """Dev files that hold training trees (a training file pasted into one, a split made twice): dev scores
+    would be measured on sentences the run trained on. A dev file that is a training file's copy is said
+    by :func:`_copied_dev` (or api.prepare, for the same path) already."""
+    shas = {sha for split, _, sha in files if split == "train"}
+    if not kept["dev"] or any(split == "dev" and sha in shas for split, _, sha in files):
+        return []
+    train = {format_tree(p.original) for p in kept["train"] if p.original is not None}
+    shared = sum(p.original is not None and format_tree(p.original) in train for p in kept["dev"])
+    if shared <= SHARED_DEV * len(kept["dev"]):
+        return []
+    return [f"warning: {shared} of {len(kept['dev'])} dev sentences are also training sentences (the same "
+            "tree): dev scores (calibration, the best Θ̂) are then measured mostly on training sentences"]
+
+
 def _differences(database: Database, config: dict[str, Any], files: Sequence[tuple[str, Path, str]],
                  settings: PrepareSettings) -> str:
     """What differs from the stored run, for the refusal to say (it said only "other inputs or settings",
@@ -437,6 +456,7 @@ def _prepare_in(writer: RunWriter, digest: str, files: Sequence[tuple[str, Path,
                 on_fold: Callable[[int], object] | None = None, batch: int = DEFAULT_BATCH) -> None:
     """Read, generate and write the whole run inside the caller's transaction."""
     kept, file_trees, records = _read(files, settings, summary, tagged, jobs, on_fold)
+    summary.warnings += _shared_trees(kept, files)
     train = kept["train"]
     vocabulary = Vocabulary.build((w for p in train for w in p.tree.words()), settings.vocab_min,
                                   settings.unknown_words == "signatures")

@@ -300,3 +300,14 @@ def test_dev_files_holding_training_trees_are_warned_about(tmp_path: Path) -> No
     honest = api.prepare(tmp_path / "honest.sqlite", [sample_path("train")], [sample_path("dev")],
                          tagger="perceptron", tagger_iterations=1)
     assert honest.warnings == []
+
+
+def test_a_directory_of_sections_names_them(tmp_path: Path) -> None:
+    """The PTB's layout (wsj/00 ... wsj/24): "directory holds no treebank file" left the user guessing."""
+    section = tmp_path / "wsj" / "02"
+    section.mkdir(parents=True)
+    (section / "wsj_0201.mrg").write_text(GOOD + "\n")
+    result = invoke_cli(["treebank", "stats", tmp_path / "wsj"])
+    assert result.exit_code == 2 and result.stderr.strip().endswith(
+        f"{tmp_path / 'wsj'}: directory holds no treebank file (*.ptb or *.mrg); its subdirectories do: give "
+        f"them, such as {tmp_path / 'wsj' / '*'}")

@@ -18,7 +18,11 @@ def treebank_files(paths: Iterable[str | Path]) -> list[Path]:
         if path.is_dir():
             found = sorted(p for p in path.iterdir() if p.suffix in TREEBANK_SUFFIXES and p.is_file())
             if not found:
-                raise ClparseError(f"{path}: directory holds no treebank file (*.ptb or *.mrg)")
+                # the PTB's own layout, wsj/00 ... wsj/24: name the sections (not read recursively, so a
+                # run's files are the ones given)
+                deeper = any(p.suffix in TREEBANK_SUFFIXES for p in path.glob("*/*"))
+                hint = f"; its subdirectories do: give them, such as {path / '*'}" if deeper else ""
+                raise ClparseError(f"{path}: directory holds no treebank file (*.ptb or *.mrg){hint}")
             out += found
         elif not path.exists():
             # a shell passes a pattern that matches nothing as it is: "gum/train/*.mrg" for *.ptb files

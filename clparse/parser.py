@@ -62,8 +62,15 @@ _TAGGING = threading.Lock()
 
 def _checked(token: str, what: str) -> str:
     """A word or tag that PTB text can hold: not empty, no white space (the API takes any string)."""
-    if token.split() != [token]:  # empty, or white space somewhere
+    if token.split() != [token] or "\ufeff" in token:  # empty, white space, or a byte-order mark (which
+        # the tree reader takes as white space: the tree would read back with other words)
         raise ParameterError("sentence", f"{what} {token!r}: a {what} must be non-empty, without white space")
+    if not token.isascii():
+        try:
+            token.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: no output format could write the tree
+            raise ParameterError("sentence", f"{what} {token!r}: not valid Unicode text (a lone surrogate)") \
+                from None
     return token
 
 

@@ -15,7 +15,9 @@ from clparse.cli.core import Command
 from clparse.errors import ClparseError
 
 EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
-TREEBANK = click.Path(exists=True, path_type=Path)  # a file, or a directory of *.ptb / *.mrg files
+# a file, or a directory of *.ptb / *.mrg files; treebank_files says what is missing (and what a pattern
+# that matched nothing, or a directory of subdirectories, needs) better than click's exists=True
+TREEBANK = click.Path(path_type=Path)
 DB_OPTION = click.option("--db", type=click.Path(dir_okay=False, path_type=Path),
                          default=Path("db/clparse.sqlite"), show_default=True, help="The training database.")
 

@@ -47,8 +47,9 @@ class Calibrations:
         with self.db.transaction() as connection:
             connection.execute(schema.calibration_points.insert().values(
                 calibration_id=calibration_id, finished_at=now(), **point))
-            connection.execute(schema.calibration_labels.insert(), [
-                {"calibration_id": calibration_id, "theta": point["theta"], **row} for row in labels])
+            if labels:  # none where no dev sentence has a bracket (an empty insert is a NOT NULL error)
+                connection.execute(schema.calibration_labels.insert(), [
+                    {"calibration_id": calibration_id, "theta": point["theta"], **row} for row in labels])
             self._mark_best(connection, calibration_id)
 
     def mark_best(self, calibration_id: int) -> float | None:

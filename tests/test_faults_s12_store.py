@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from clparse.errors import ParameterError
+from clparse.errors import ConfigurationError, ParameterError
 from clparse.parser import Parser
 from clparse.store.calibration import Calibrations
 
@@ -32,3 +32,20 @@ def test_words_a_tree_cannot_hold_are_refused(trained_db: Path, words: list[str]
         parser.parse(words)
     with pytest.raises(ParameterError, match="word"):
         parser.parse_tagged([(w, "NN") for w in words])
+
+
+@pytest.mark.parametrize(("first", "again"), [(None, 5), (5, None), (None, None)])
+def test_the_perceptrons_default_given_by_number_is_the_same_tagger(tmp_path: Path, first: int | None,
+                                                                   again: int | None) -> None:
+    # prepare again with --tagger-iterations 5, the perceptron's own default, was refused as "another
+    # tagger" against a run prepared without the option (and the reverse)
+    from clparse.data import sample_path
+    from clparse.examples.prepare import PrepareSettings, prepare
+    from clparse.store.database import init_database
+
+    path = init_database(tmp_path / "p.sqlite")
+    files = ([sample_path("train")], [sample_path("dev")])
+    prepare(path, *files, PrepareSettings(max_words=6, tagger="perceptron", tagger_iterations=first))
+    prepare(path, *files, PrepareSettings(max_words=6, tagger="perceptron", tagger_iterations=again))
+    with pytest.raises(ConfigurationError, match="tagger_iterations"):
+        prepare(path, *files, PrepareSettings(max_words=6, tagger="perceptron", tagger_iterations=6))

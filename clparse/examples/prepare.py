@@ -315,6 +315,11 @@ def _refuse_other_tagger(db: Path, run_id: int, config: dict[str, Any], settings
     changed = [f"{name} {stored[name] or 'default'} (not {getattr(settings, name) or 'default'})"
                for name in ("tagger", "tagger_iterations")
                if name in stored and stored[name] != getattr(settings, name)]
+    if "tagger" in stored and stored["tagger"] == settings.tagger and "tagger_iterations" in stored:
+        # the tagger's default given by number (or left out where a number was stored) is the same tagger
+        before = TaggerSpec(stored["tagger"], stored["tagger_iterations"]).effective_iterations
+        if before == TaggerSpec(settings.tagger, settings.tagger_iterations).effective_iterations:
+            changed = [entry for entry in changed if not entry.startswith("tagger_iterations ")]
     if changed:
         raise ConfigurationError(f"{db} already holds run {run_id} prepared from these inputs with "
                                  f"{', '.join(changed)}; use a new database for another tagger (runs are "

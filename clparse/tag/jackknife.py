@@ -37,6 +37,10 @@ NONE_TAG = "-NONE-"
 Sentence = Sequence[tuple[str, str]]
 
 
+#: The averaged perceptron's passes over the training sentences when none are given.
+PERCEPTRON_ITERATIONS = 5
+
+
 @dataclass(frozen=True)
 class TaggerSpec:
     """Which tagger to train and how: ``crf`` (the default, stored as bytes) or ``perceptron``."""
@@ -48,17 +52,27 @@ class TaggerSpec:
         if self.kind not in ("crf", "perceptron"):
             raise ConfigurationError(f"tagger must be 'crf' or 'perceptron', got {self.kind!r}")
 
+    @property
+    def effective_iterations(self) -> int:
+        """The iterations training runs: those given, else the tagger's default (CRF 150, perceptron 5)."""
+        if self.iterations is not None:
+            return self.iterations
+        if self.kind == "crf":
+            from clparse.tag.crf import DEFAULT_ITERATIONS
+
+            return DEFAULT_ITERATIONS
+        return PERCEPTRON_ITERATIONS
+
     def train(self, sentences: Sequence[Sentence],
               on_iteration: Callable[[int], object] | None = None) -> object:
         """The trained tagger; ``on_iteration(n)`` after each CRF iteration (the perceptron reports none)."""
         if self.kind == "crf":
-            from clparse.tag.crf import DEFAULT_ITERATIONS, CrfTagger
+            from clparse.tag.crf import CrfTagger
 
-            return CrfTagger.train(sentences, iterations=self.iterations or DEFAULT_ITERATIONS,
-                                   on_iteration=on_iteration)
+            return CrfTagger.train(sentences, iterations=self.effective_iterations, on_iteration=on_iteration)
         from clparse.tag.perceptron import Tagger
 
-        return Tagger.train(sentences, iterations=self.iterations or 5)
+        return Tagger.train(sentences, iterations=self.effective_iterations)
 
 
 FOLD_ORDERS = ("interleaved", "contiguous")

@@ -49,3 +49,16 @@ def test_the_perceptrons_default_given_by_number_is_the_same_tagger(tmp_path: Pa
     prepare(path, *files, PrepareSettings(max_words=6, tagger="perceptron", tagger_iterations=again))
     with pytest.raises(ConfigurationError, match="tagger_iterations"):
         prepare(path, *files, PrepareSettings(max_words=6, tagger="perceptron", tagger_iterations=6))
+
+
+@pytest.mark.parametrize(("encoding", "name"), [("utf-16", "UTF-16"), ("utf-32", "UTF-32")])
+def test_the_api_names_a_utf16_file_too(trained_db: Path, tmp_path: Path, encoding: str, name: str) -> None:
+    # only the command line said "UTF-16 text ... save the file as UTF-8"; api.parse (and every reader of
+    # sentence files) said "binary data (NUL byte), not text; give a text file of tokenized sentences"
+    from clparse import api
+    from clparse.errors import ClparseError
+
+    wide = tmp_path / "in.txt"
+    wide.write_text("The dog barked .\n", encoding=encoding)
+    with pytest.raises(ClparseError, match=rf"in\.txt:1: {name} text .* save the file as UTF-8"):
+        list(api.parse(trained_db, [str(wide)], "tokens", theta=3.0, beam=1))

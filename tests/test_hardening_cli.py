@@ -218,8 +218,7 @@ def test_binary_input_is_one_line_naming_file_and_line(untrained_db: Path, tmp_p
     nul = tmp_path / "nul.txt"
     nul.write_bytes(b"a b\nc\x00d\n")
     done = clparse("parse", "--db", untrained_db, "--theta", "1", nul)
-    assert one_error(done) == (f"Error: {nul}:2: binary data (NUL byte), not text; give a text file of "
-                               "tokenized sentences")
+    assert one_error(done) == f"Error: {nul}:2: binary data (NUL byte), not text; give a UTF-8 text file"
 
 
 def test_input_is_checked_before_the_model_is_loaded(untrained_db: Path, tmp_path: Path) -> None:

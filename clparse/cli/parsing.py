@@ -179,23 +179,18 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
                f"{tally.completions} completed greedily at the pop cap{hint}", err=True)
 
 
-#: Byte-order marks of UTF-32 and UTF-16 (longest first: FF FE 00 00 starts with FF FE).
-_WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"),
-              (b"\xfe\xff", "UTF-16"))
-
-
 def _refuse_wide_text(names: list[str]) -> None:
-    """A file saved as UTF-16 (Windows PowerShell 5's `>`, Notepad's "Unicode") was called "binary data
-    (NUL byte), not text": say what it is and what to do instead."""
+    """A file saved as UTF-16 or UTF-32 is named as such before the model loads (the reader says so too,
+    but only when it reaches the file)."""
+    from clparse.read.sentences import wide_text
+
     for name in names:
         if name == "-" or not Path(name).is_file():  # stdin and pipes cannot be peeked at without a read
             continue
         with open(name, "rb") as handle:
-            head = handle.read(4)
-        for bom, encoding in _WIDE_BOMS:
-            if head.startswith(bom):
-                raise ClparseError(f"{name}:1: {encoding} text (it starts with the bytes "
-                                   f"{bom.hex(' ').upper()}); clparse reads UTF-8: save the file as UTF-8")
+            error = wide_text(name, handle.read(4))
+        if error is not None:
+            raise error
 
 
 def _check_constraints(constraints: Path, sentences: int | None) -> None:

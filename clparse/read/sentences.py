@@ -80,15 +80,33 @@ def count_sentences(names: Iterable[str], fmt: str) -> int:
     return sum(1 for _ in read_sentences(names, fmt))
 
 
+#: Byte-order marks of UTF-32 and UTF-16 (longest first: FF FE 00 00 starts with FF FE).
+WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"),
+             (b"\xfe\xff", "UTF-16"))
+
+
+def wide_text(name: str, head: bytes) -> ClparseError | None:
+    """The error for a file whose first bytes ``head`` say it is UTF-16 or UTF-32 (Windows PowerShell 5's
+    `>`, Notepad's "Unicode"), which reads as binary data (NUL bytes) otherwise; None for any other."""
+    for bom, encoding in WIDE_BOMS:
+        if head.startswith(bom):
+            start = bom.hex(" ").upper()
+            return ClparseError(f"{name}:1: {encoding} text (it starts with the bytes {start}); clparse "
+                                "reads UTF-8: save the file as UTF-8")
+    return None
+
+
 def _lines(name: str) -> Iterator[tuple[int, str]]:
     """(line number, text) of a file or stdin, decoded line by line so a binary file is named, not a
     traceback."""
     handle: IO[bytes] = sys.stdin.buffer if name == "-" else open(name, "rb")
     try:
         for number, raw in enumerate(split_lone_cr(handle), 1):
+            if number == 1 and (wide := wide_text(name, raw)) is not None:
+                raise wide
             if b"\x00" in raw:
-                raise ClparseError(f"{name}:{number}: binary data (NUL byte), not text; give a text file "
-                                   "of tokenized sentences")
+                raise ClparseError(f"{name}:{number}: binary data (NUL byte), not text; give a UTF-8 text "
+                                   "file")
             raw = without_bom(raw, number)  # Windows editors start UTF-8 files with one
             try:
                 text = raw.decode("utf-8")

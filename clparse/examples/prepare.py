@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import sqlalchemy as sa
 
 from clparse import __version__
 from clparse.errors import ConfigurationError, DatabaseError, ParameterError
@@ -39,7 +38,6 @@ from clparse.preprocess import (
 from clparse.read import read_trees
 from clparse.read.ptb import format_tree
 from clparse.read.tree import Tree
-from clparse.store import schema
 from clparse.store.database import Database
 from clparse.store.export import refuse_exported
 from clparse.store.runs import CHUNK_ROWS, Runs, RunWriter
@@ -264,10 +262,7 @@ def _differences(database: Database, config: dict[str, Any], files: Sequence[tup
            and name != "features"]
     if "features" in stored and stored["features"] != given["features"]:
         out.append("feature settings (--context or --template)")
-    with database.reading() as connection:
-        table = schema.treebank_files
-        rows = connection.execute(sa.select(table.c.split, table.c.path, table.c.sha256)
-                                  .order_by(table.c.id)).all()
+    rows = Runs(database).treebank_files()
     before = [(split, sha) for split, _, sha in rows]
     if before != [(split, sha) for split, _, sha in files]:
         for split in ("train", "dev"):

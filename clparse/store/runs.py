@@ -104,6 +104,14 @@ class Runs:
 
     # ------------------------------------------------------------------ writing
 
+    def treebank_files(self) -> list[tuple[str, str, str]]:
+        """(split, path, sha256) of every treebank file the run was prepared from, in the order given."""
+        table = schema.treebank_files
+        with self.db.reading() as connection:
+            rows = connection.execute(sa.select(table.c.split, table.c.path, table.c.sha256)
+                                      .order_by(table.c.id)).all()
+        return [(str(split), str(path), str(sha)) for split, path, sha in rows]
+
     def existing(self) -> tuple[int, str] | None:
         """(run id, input digest) of the run already prepared here, if any."""
         with self.db.reading() as connection:

@@ -115,7 +115,7 @@ def connect(address: str) -> tuple[Any, Callable[[], None]]:
         return client, close_local
     try:
         client = distributed.Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
-    except (OSError, TimeoutError) as exc:
+    except Exception as exc:  # OSError, TimeoutError, or Dask's ValueError for an address it cannot use
         raise ClparseError(f"cannot reach the Dask scheduler at {address}: {_one_line(exc)}") from None
     return client, client.close
 

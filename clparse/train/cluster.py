@@ -18,6 +18,7 @@ takes them over, as after any kill. Dask is imported only here (``pip install 'c
 from __future__ import annotations
 
 import concurrent.futures
+import logging
 import pickle
 import time
 import uuid
@@ -126,7 +127,11 @@ def connect(address: str) -> tuple[Any, Callable[[], None]]:
             cluster.close()
 
         return client, close_local
-    client = distributed.Client(address, timeout="60s")
+    try:
+        client = distributed.Client(address, timeout="60s")
+    except Exception as exc:  # said as parse --dask says it (was Dask's bare "Timed out trying to connect")
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        raise ClparseError(f"cannot reach the Dask scheduler at {address}: {text}") from None
     return client, client.close
 
 
@@ -142,6 +147,9 @@ def train_on_cluster(db: str | Path, labels: list[str], settings: BoostSettings,
         return Coordinator(db, settings, rule, client, summary, batch_iterations, batch_seconds).run(
             labels, should_stop, on_poll, address)
     finally:
+        if str(getattr(client, "status", "running")) != "running":
+            # the scheduler is gone: Dask logs its reconnect's traceback on closing; our one line says it
+            logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
         close()
 
 
@@ -219,8 +227,20 @@ class Coordinator:
         if time.monotonic() - self.seen < 0.5:
             return
         self.seen = time.monotonic()
-        info = self.client.scheduler_info()["workers"]
+        self.check_scheduler()
+        info = self.client.scheduler_info().get("workers")
+        if info is None:  # the client closed meanwhile (it gives up reconnecting after its timeout)
+            self.check_scheduler(closed=True)
         self.workers = {address: int(worker.get("nthreads", 1)) for address, worker in info.items()}
+
+    def check_scheduler(self, closed: bool = False) -> None:
+        """Stop the run with one line once the client has lost its scheduler: it was a KeyError traceback
+        after a minute of reconnecting, and meanwhile every label's cancelled batch counted as a lost
+        worker (a label so lost 3 times is marked failed, for a fault of the scheduler)."""
+        status = str(getattr(self.client, "status", "running"))
+        if closed or status not in ("running", "newly-created"):
+            raise ClparseError(f"lost the Dask scheduler at {self.stats.address} (client {status}): every "
+                               "label keeps its committed iterations; run the same command again to resume")
 
     def free_worker(self) -> str | None:
         """The worker with the most free threads (one label per thread), None if all are busy."""
@@ -432,6 +452,7 @@ class Coordinator:
 
     def lost(self, run: Running, pending: list[str], why: str) -> None:
         """The label's worker is gone: start it again from its last committed iteration, on any worker."""
+        self.check_scheduler()  # or the scheduler is gone: nothing to count against the label (it pauses)
         self.drop(run)
         self.workers.pop(run.worker, None)
         self.seen = 0.0

@@ -33,6 +33,9 @@ from clparse.train.label import checked_state, train_label
 from clparse.train.stopping import StopRule, default_theta_floor
 from clparse.train.summary import TrainSummary
 
+#: What :func:`clparse.store.database.describe` says of a full disk (a worker reports its error as text).
+FULL = ": the disk is full; "
+
 
 def resolve(db: str | Path, labels: Sequence[str] | None, rule: StopRule,
             settings: BoostSettings | None = None) -> tuple[list[str], StopRule]:
@@ -63,7 +66,10 @@ def unknown_labels(unknown: Sequence[str], known: Sequence[str]) -> str:
     from difflib import get_close_matches
 
     names = ", ".join(unknown[:3]) + (f" and {len(unknown) - 3} more" if len(unknown) > 3 else "")
-    near = get_close_matches(unknown[0], known, n=1, cutoff=0.5) if len(unknown) == 1 else []
+    # labels are case-sensitive: `np` for NP is the likeliest slip, and difflib's ratio for it is 0
+    folded = {name.casefold(): name for name in known}
+    near = [folded[unknown[0].casefold()]] if len(unknown) == 1 and unknown[0].casefold() in folded else \
+        get_close_matches(unknown[0], known, n=1, cutoff=0.5) if len(unknown) == 1 else []
     if near:
         return f"no label {names} in this run; did you mean {near[0]}?"
     listed = ", ".join(known)
@@ -181,7 +187,7 @@ def _train_parallel(db: str | Path, labels: list[str], settings: BoostSettings, 
     # worker has made sure its parent is alive (clparse.train.worker).
     rule_values = (rule.until_theta, rule.max_iterations, rule.max_splits)
 
-    damage: list[str] = []
+    fatal: list[str] = []  # a damaged file or a full disk: every label would meet it, so all stop
 
     def collect(label: str, state: str, error: str | None) -> None:
         summary.states[label] = state
@@ -189,11 +195,13 @@ def _train_parallel(db: str | Path, labels: list[str], settings: BoostSettings, 
             summary.refused[label] = error or ""
         elif error:
             summary.failures[label] = error
-            if DAMAGED in error:
-                damage.append(error)
+            # A full disk gave one warning per label (each started, loaded and failed in turn) where
+            # `--jobs 1` stops at the first with one error line.
+            if DAMAGED in error or FULL in error:
+                fatal.append(error)
 
     while pending or running:
-        stopping = should_stop() or bool(damage)  # a damaged file: the other workers must stop writing too
+        stopping = should_stop() or bool(fatal)  # the other workers must stop writing too
         if stopping and not forwarded:
             for _, process in running.values():
                 process.terminate()  # SIGTERM: the worker finishes its iteration, commits, and pauses
@@ -231,5 +239,5 @@ def _train_parallel(db: str | Path, labels: list[str], settings: BoostSettings, 
         except Exception:  # queue.Empty
             continue
     store.close()
-    if damage:
-        raise DatabaseError(damage[0])
+    if fatal:
+        raise DatabaseError(fatal[0])

@@ -21,6 +21,7 @@ cancelled. Dask is imported only here, and only when used; nothing here imports 
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -105,7 +106,10 @@ def connect(address: str) -> tuple[Any, Callable[[], None]]:
     distributed = require_dask()
     if address.startswith("local:"):
         cluster = distributed.LocalCluster(n_workers=int(address.split(":")[1]), threads_per_worker=1,
-                                           processes=True, dashboard_address=None)
+                                           processes=True, dashboard_address=None,
+                                           # its workers share our terminal: Ctrl-C reaches them too, and
+                                           # each logged cancelled tasks and a nanny's kill (warnings)
+                                           silence_logs=logging.ERROR)
         client = distributed.Client(cluster, set_as_default=False)
 
         def close_local() -> None:

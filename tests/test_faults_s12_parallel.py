@@ -74,3 +74,25 @@ def test_train_lost_scheduler_is_one_error_not_a_keyerror(status: str) -> None:
     coordinator.stats = type("Stats", (), {"address": "tcp://127.0.0.1:9"})()
     with pytest.raises(ClparseError, match="lost the Dask scheduler at tcp://127.0.0.1:9.*run the same"):
         coordinator.refresh_workers()
+
+
+def test_local_cluster_workers_keep_warnings_off_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Ctrl-C on parse --dask local:N reaches the workers too (one process group): each logged its cancelled
+    # tasks and the nanny its kill, three warnings with coroutine reprs before the one Error line
+    import logging
+
+    distributed = pytest.importorskip("distributed")
+    from clparse import parse_dask
+    from clparse.train import cluster
+
+    seen: list[dict[str, Any]] = []
+
+    class Cluster:
+        def __init__(self, **kwargs: Any) -> None:
+            seen.append(kwargs)
+
+    monkeypatch.setattr(distributed, "LocalCluster", Cluster)
+    monkeypatch.setattr(distributed, "Client", lambda *args, **kwargs: None)
+    parse_dask.connect("local:2")
+    cluster.connect("local:2")
+    assert [kwargs.get("silence_logs") for kwargs in seen] == [logging.ERROR, logging.ERROR]

@@ -119,7 +119,10 @@ def connect(address: str) -> tuple[Any, Callable[[], None]]:
     distributed = require_dask()
     if address.startswith("local:"):
         cluster = distributed.LocalCluster(n_workers=int(address.split(":")[1]), threads_per_worker=1,
-                                           processes=True, dashboard_address=None)
+                                           processes=True, dashboard_address=None,
+                                           # its workers share our terminal: Ctrl-C reaches them too, and
+                                           # each logged cancelled tasks and a nanny's kill (warnings)
+                                           silence_logs=logging.ERROR)
         client = distributed.Client(cluster)
 
         def close_local() -> None:

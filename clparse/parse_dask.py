@@ -185,25 +185,42 @@ def parse_on_cluster(parser: Any, sentences: Iterator[tuple[Sequence[Any], Any]]
             if not inflight:
                 break
             future, first, extras = inflight.popleft()
-            payloads = _result(future, first, len(extras), address)
+            payloads = _result(future, first, len(extras), address, client)
             for payload, extra in zip(payloads, extras):
                 yield rebuilt(payload), extra
     finally:
         for future, _, _ in inflight:
             future.cancel()
+        if str(getattr(client, "status", "running")) != "running":
+            # the scheduler is gone: Dask logs its reconnect's traceback on closing; our one line says it
+            logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
         close()
     if failure is not None:
         raise failure
 
 
-def _result(future: Any, first: int, count: int, address: str) -> list[Payload]:
-    """A chunk's payloads; its failure (or Dask's, e.g. its workers lost too often) is one ClparseError."""
+def _result(future: Any, first: int, count: int, address: str, client: Any = None) -> list[Payload]:
+    """A chunk's payloads; its failure (or Dask's, e.g. its workers lost too often) is one ClparseError, and
+    so is the scheduler's loss, said at once: the client waited 30 s to reconnect, then logged a Dask
+    error line before ours."""
     where = f"sentences {first}–{first + count - 1}" if count > 1 else f"sentence {first}"
     try:
-        status, value, worker = future.result()
-    except (KeyboardInterrupt, SystemExit, GeneratorExit):
+        while True:
+            try:
+                status, value, worker = future.result(timeout=1.0)
+                break
+            except TimeoutError:
+                state = str(getattr(client, "status", "running"))
+                if state not in ("running", "newly-created"):
+                    raise ClparseError(f"lost the Dask scheduler at {address} while parsing {where} "
+                                       f"(client {state})") from None
+    except (KeyboardInterrupt, SystemExit, GeneratorExit, ClparseError):
         raise
     except BaseException as exc:  # KilledWorker, a lost scheduler (cancelled futures), ...
+        state = str(getattr(client, "status", "running"))
+        if state not in ("running", "newly-created"):  # its futures were cancelled: say why in our words
+            raise ClparseError(f"lost the Dask scheduler at {address} while parsing {where} "
+                               f"(client {state})") from None
         raise ClparseError(f"parsing {where} on the Dask cluster at {address} failed: "
                            f"{type(exc).__name__}: {_one_line(exc)}") from None
     if status == "error":

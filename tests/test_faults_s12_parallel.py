@@ -96,3 +96,20 @@ def test_local_cluster_workers_keep_warnings_off_the_terminal(monkeypatch: pytes
     parse_dask.connect("local:2")
     cluster.connect("local:2")
     assert [kwargs.get("silence_logs") for kwargs in seen] == [logging.ERROR, logging.ERROR]
+
+
+class _CancelledFuture:
+    """A chunk's future as Dask leaves it when the client loses its scheduler."""
+
+    def result(self, timeout: float | None = None) -> Any:
+        raise type("FutureCancelledError", (Exception,), {})(
+            "cancelled for reason: scheduler-connection-lost. Client lost the connection to the scheduler.")
+
+
+def test_parse_lost_scheduler_is_said_as_such() -> None:
+    # was "parsing sentences 1–4 on the Dask cluster at ... failed: FutureCancelledError: ..." after Dask's
+    # own ERROR log line; a scheduler gone is not a failure of those sentences
+    from clparse.parse_dask import _result
+
+    with pytest.raises(ClparseError, match=r"^lost the Dask scheduler at tcp://h:1 while parsing"):
+        _result(_CancelledFuture(), 1, 4, "tcp://h:1", _LostClient("connecting"))

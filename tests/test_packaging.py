@@ -88,7 +88,7 @@ def test_the_console_script_points_into_the_package(wheel: Path) -> None:
     entry_points = configparser.ConfigParser()
     with zipfile.ZipFile(wheel) as archive:
         entry_points.read_string(archive.read(f"{DIST_INFO}entry_points.txt").decode())
-    assert dict(entry_points["console_scripts"]) == {"clparse": "clparse.cli:main"}
+    assert dict(entry_points["console_scripts"]) == {"clparse": "clparse.cli:run"}
 
 
 def test_the_unpacked_wheel_creates_and_upgrades_databases(wheel: Path, tmp_path: Path) -> None:

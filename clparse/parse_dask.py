@@ -88,6 +88,14 @@ def parse_chunk(db: str, thetas: float | dict[str, float], options: dict[str, An
     return "done", payloads, where
 
 
+def waited(client: Any) -> bool:
+    """Does the scheduler have no worker (tasks wait for one)?"""
+    try:
+        return not client.nthreads()
+    except Exception:  # the scheduler gone: said by the caller
+        return False
+
+
 def _worker_address() -> str:
     try:
         from distributed import get_worker
@@ -147,13 +155,15 @@ class _Window:
 
 
 def parse_on_cluster(parser: Any, sentences: Iterator[tuple[Sequence[Any], Any]], address: str, *,
-                     chunk: int | None = None) -> Iterator[tuple[Any, Any]]:
+                     chunk: int | None = None,
+                     notice: Callable[[str], object] | None = None) -> Iterator[tuple[Any, Any]]:
     """(result, extra) for each (sentence, extra) of ``sentences``, in their order, parsed on the Dask
     cluster at ``address``, whose workers each rebuild ``parser`` (a :class:`~clparse.parser.Parser` opened
     from a database) from the same database path.
 
     An error raised while reading ``sentences`` is raised after every sentence read before it has been
     yielded, as parsing one at a time would. ``chunk``: sentences per task (default :data:`CHUNK`).
+    ``notice``: told once a chunk has waited a second on a scheduler with no worker (tasks wait for one).
     """
     check_address(address)
     if parser.source is None:
@@ -185,7 +195,7 @@ def parse_on_cluster(parser: Any, sentences: Iterator[tuple[Sequence[Any], Any]]
             if not inflight:
                 break
             future, first, extras = inflight.popleft()
-            payloads = _result(future, first, len(extras), address, client)
+            payloads = _result(future, first, len(extras), address, client, notice)
             for payload, extra in zip(payloads, extras):
                 yield rebuilt(payload), extra
     finally:
@@ -199,7 +209,8 @@ def parse_on_cluster(parser: Any, sentences: Iterator[tuple[Sequence[Any], Any]]
         raise failure
 
 
-def _result(future: Any, first: int, count: int, address: str, client: Any = None) -> list[Payload]:
+def _result(future: Any, first: int, count: int, address: str, client: Any = None,
+            notice: Callable[[str], object] | None = None) -> list[Payload]:
     """A chunk's payloads; its failure (or Dask's, e.g. its workers lost too often) is one ClparseError, and
     so is the scheduler's loss, said at once: the client waited 30 s to reconnect, then logged a Dask
     error line before ours."""
@@ -214,6 +225,10 @@ def _result(future: Any, first: int, count: int, address: str, client: Any = Non
                 if state not in ("running", "newly-created"):
                     raise ClparseError(f"lost the Dask scheduler at {address} while parsing {where} "
                                        f"(client {state})") from None
+                if notice is not None and waited(client):
+                    # tasks wait for workers to join (an adaptive cluster): said once, not a silent stall
+                    notice(f"the Dask scheduler at {address} has no worker yet: waiting for one to join")
+                    notice = None
     except (KeyboardInterrupt, SystemExit, GeneratorExit, ClparseError):
         raise
     except BaseException as exc:  # KilledWorker, a lost scheduler (cancelled futures), ...

@@ -113,3 +113,30 @@ def test_parse_lost_scheduler_is_said_as_such() -> None:
 
     with pytest.raises(ClparseError, match=r"^lost the Dask scheduler at tcp://h:1 while parsing"):
         _result(_CancelledFuture(), 1, 4, "tcp://h:1", _LostClient("connecting"))
+
+
+class _WaitingFuture:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def result(self, timeout: float | None = None) -> Any:
+        self.calls += 1
+        if self.calls < 3:
+            raise TimeoutError
+        return "done", [], "tcp://w:1"
+
+
+class _EmptyClient:
+    status = "running"
+
+    def nthreads(self) -> dict[str, int]:
+        return {}
+
+
+def test_parse_on_a_scheduler_without_workers_says_it_waits() -> None:
+    # a scheduler with no worker left parse --dask silent after its first line, for ever
+    from clparse.parse_dask import _result
+
+    said: list[str] = []
+    assert _result(_WaitingFuture(), 1, 4, "tcp://h:1", _EmptyClient(), said.append) == []
+    assert said == ["the Dask scheduler at tcp://h:1 has no worker yet: waiting for one to join"]

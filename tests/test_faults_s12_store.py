@@ -62,3 +62,39 @@ def test_the_api_names_a_utf16_file_too(trained_db: Path, tmp_path: Path, encodi
     wide.write_text("The dog barked .\n", encoding=encoding)
     with pytest.raises(ClparseError, match=rf"in\.txt:1: {name} text .* save the file as UTF-8"):
         list(api.parse(trained_db, [str(wide)], "tokens", theta=3.0, beam=1))
+
+
+def test_a_snapshot_does_not_see_a_commit_made_while_it_reads(copy_trained_db: Callable[[], Path]) -> None:
+    # `clparse check` while training ran said "damaged" every time: it read a label's trees and then its
+    # iterations in separate snapshots, and a tree committed in between failed its checksum
+    from clparse.store.database import Database
+
+    path = copy_trained_db()
+    reader, writer = Database(path, readonly=True), Database(path)
+    count = "SELECT count(*) FROM calibrations"
+    with reader.snapshot() as connection:
+        before = connection.exec_driver_sql(count).scalar()
+        with writer.transaction() as other:
+            other.exec_driver_sql("INSERT INTO calibrations (run_id, settings_digest, settings_json, "
+                                  "created_at, updated_at) SELECT id, 'x', '{}', 't', 't' FROM runs")
+        assert connection.exec_driver_sql(count).scalar() == before
+    with reader.reading() as connection:
+        assert connection.exec_driver_sql(count).scalar() == before + 1
+
+
+def test_the_checksum_checks_read_one_snapshot(trained_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from clparse.store import verify
+    from clparse.store.database import Database
+
+    used: list[str] = []
+    original = Database.snapshot
+
+    def spy(self: Database):  # type: ignore[no-untyped-def]
+        used.append("snapshot")
+        return original(self)
+
+    monkeypatch.setattr(Database, "snapshot", spy)
+    assert verify.verify_checksums(trained_db) == []
+    with Database(trained_db, readonly=True) as database:
+        verify.verify_label(database, 1, 0)
+    assert used == ["snapshot", "snapshot"]

@@ -602,6 +602,19 @@ class Database:
             yield connection
 
     @contextmanager
+    def snapshot(self) -> Iterator[sqlalchemy.Connection]:
+        """A connection for reads inside one read transaction: every statement sees the same snapshot. For
+        reads that must agree with each other while a trainer commits (a checksum check reading a label's
+        trees, then its iterations, saw a tree committed in between as damage)."""
+        with self._mapped(), self.engine.connect() as connection:
+            raw: dbapi.Connection = connection.connection.dbapi_connection  # type: ignore[assignment]
+            raw.apsw.execute("BEGIN")
+            try:
+                yield connection
+            finally:
+                connection.rollback()  # ends the read transaction (nothing was written)
+
+    @contextmanager
     def raw(self) -> Iterator[apsw.Connection]:
         """An APSW connection for reads in plain SQL, inside one read transaction (one snapshot for every
         statement), opened as the engine's connections are; SQLite errors leave as

@@ -222,7 +222,7 @@ def verify_checksums(db: Database | str | Path) -> list[Problem]:
         return []
     database = Database.of(db, readonly=True)
     problems: list[Problem] = []
-    with database.reading() as connection:
+    with database.snapshot() as connection:  # one snapshot: a trainer may commit while this reads
         names = _label_names(connection)
         for label_id, name in sorted(names.items(), key=lambda item: item[1]):
             problems += tree_problems(connection, label_id, name)
@@ -235,7 +235,7 @@ def verify_checksums(db: Database | str | Path) -> list[Problem]:
 def verify_label(db: Database, label_id: int, after: int) -> None:
     """Refuse (:class:`DatabaseError`) a label whose training input is damaged: the shared feature rows, its
     examples, its stored margins and its trees after ``after`` (those a resume replays)."""
-    with db.reading() as connection:
+    with db.snapshot() as connection:  # one snapshot: another trainer may commit while this reads
         names = _label_names(connection)
         problems = [*blob_problems(connection, "feature_rows", names),
                     *blob_problems(connection, "label_examples", names, label_id),

@@ -732,7 +732,7 @@ def _parse_elsewhere(parser: Parser, files: Sequence[str], input_format: str, ta
     if dask is not None:
         from clparse.parse_dask import parse_on_cluster
 
-        results = parse_on_cluster(parser, sentences(), dask)
+        results = parse_on_cluster(parser, sentences(), dask, notice=warn)
     else:
         results = parse_parallel(parser, sentences(), jobs)
     try:

@@ -98,3 +98,31 @@ def test_the_checksum_checks_read_one_snapshot(trained_db: Path, monkeypatch: py
     with Database(trained_db, readonly=True) as database:
         verify.verify_label(database, 1, 0)
     assert used == ["snapshot", "snapshot"]
+
+
+def test_parse_on_a_cluster_without_workers_says_it_is_waiting(trained_db: Path) -> None:
+    # `parse --dask tcp://...` on a scheduler with no worker waited in silence for ever; the notice existed
+    # in parse_on_cluster, but api.parse (hence the command line) did not pass its warnings to it
+    import threading
+    import time
+
+    distributed = pytest.importorskip("distributed")
+    from clparse import api
+    from clparse.data import sample_path
+
+    warnings: list[str] = []
+    with distributed.LocalCluster(n_workers=0, processes=False, protocol="tcp",
+                                  dashboard_address=None) as cluster:
+        def run() -> None:
+            try:
+                list(api.parse(trained_db, [str(sample_path("dev"))], "ptb", theta=3.0, beam=1,
+                               warn=warnings.append, dask=cluster.scheduler_address))
+            except Exception:  # the scheduler closed under it, below: not what this test is about
+                pass
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 60
+        while not any("has no worker yet" in w for w in warnings) and time.monotonic() < deadline:
+            time.sleep(0.2)
+    assert any(f"the Dask scheduler at {cluster.scheduler_address} has no worker yet" in w for w in warnings)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import apsw
 import pytest
@@ -24,6 +24,7 @@ import pytest
 if TYPE_CHECKING:
     from click.testing import Result
 
+T = TypeVar("T")
 SLOW_REASON = "slow: run with pytest --slow"
 
 
@@ -54,6 +55,36 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatu
                if isinstance(r.longrepr, tuple) and r.longrepr[2].endswith(SLOW_REASON)]
     if skipped:
         terminalreporter.write_line(f"{len(skipped)} slow tests skipped ({SLOW_REASON})", yellow=True)
+
+
+def racing(work: Callable[[int], T], threads: int = 4) -> list[T]:
+    """``work(k)`` for k in 0..threads-1, each on a thread of its own, the interpreter switching threads as
+    often as it can (a race that shows once in three runs at the default interval shows every time); what
+    each returned, in order. An exception in any thread is raised here."""
+    import sys
+    import threading
+
+    results: dict[int, T] = {}
+    errors: list[BaseException] = []
+
+    def run(k: int) -> None:
+        try:
+            results[k] = work(k)
+        except BaseException as exc:  # raised below, in the test's own thread
+            errors.append(exc)
+
+    started = [threading.Thread(target=run, args=(k,)) for k in range(threads)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for thread in started:
+            thread.start()
+        for thread in started:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not errors, errors
+    return [results[k] for k in range(threads)]
 
 
 def dev_tagged(db: Path, repeat: int = 1) -> list[list[tuple[str, str]]]:

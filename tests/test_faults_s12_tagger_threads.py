@@ -4,8 +4,6 @@ several calls."""
 
 from __future__ import annotations
 
-import sys
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,7 +12,7 @@ import pytest
 
 from clparse.tag.crf import CrfTagger
 from clparse.tag.stored import load_tagger
-from tests.conftest import dev_tagged
+from tests.conftest import dev_tagged, racing
 
 
 @pytest.mark.parametrize("call", ["alternatives", "marginals", "tag"])
@@ -26,25 +24,6 @@ def test_threads_sharing_a_crf_tagger_get_the_serial_results(trained_db: Path, c
         "marginals": tagger.marginals, "tag": tagger.tag}
     sentences = [[w for w, _ in tagged] for tagged in dev_tagged(trained_db)]
     expected = [calls[call](words) for words in sentences]
-    got: dict[int, list[Any]] = {}
-    errors: list[BaseException] = []
-
-    def work(k: int) -> None:
-        try:  # each thread in another order, so that long and short sentences meet
-            order = sentences[k:] + sentences[:k]
-            got[k] = [calls[call](words) for words in order]
-        except BaseException as exc:  # told below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        sys.setswitchinterval(interval)
-    assert not errors, errors
+    # each thread in another order, so that long and short sentences meet
+    got = racing(lambda k: [calls[call](words) for words in sentences[k:] + sentences[:k]])
     assert all(got[k] == expected[k:] + expected[:k] for k in range(4))

@@ -17,6 +17,7 @@ from clparse.cli.options import (
     SEED,
     ManyValues,
     Number,
+    TREEBANK,
     Renamed,
     interrupted_status,
     step_names,
@@ -25,10 +26,6 @@ from clparse.cli.options import (
 )
 from clparse.errors import ClparseError
 
-
-#: Treebank files or directories: existence is checked by the callback (clparse.read.paths), whose message
-#: says when a pattern the shell passed on matched nothing (click's said only "does not exist").
-TREEBANK_PATH = click.Path(path_type=Path)
 
 
 def _skip_bad_refused(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
@@ -41,10 +38,10 @@ def _skip_bad_refused(ctx: click.Context, param: click.Parameter, value: bool) -
 
 @main.command("prepare", cls=ManyValues)
 @DB_OPTION
-@click.option("--train", "train", multiple=True, required=True, type=TREEBANK_PATH, callback=treebank_files,
+@click.option("--train", "train", multiple=True, required=True, type=TREEBANK, callback=treebank_files,
               help="Training treebank files, or directories of *.ptb/*.mrg files (several after one --train, "
                    "or --train repeated).")
-@click.option("--dev", "dev", multiple=True, type=TREEBANK_PATH, callback=treebank_files,
+@click.option("--dev", "dev", multiple=True, type=TREEBANK, callback=treebank_files,
               help="Development treebank files or directories (like --train).")
 @click.option("--max-words", type=click.IntRange(min=0), default=15, show_default=True,
               help="Keep sentences of at most N words, punctuation not counted; 0 keeps every sentence. 15 "

@@ -11,12 +11,8 @@ from typing import Any
 import click
 
 from clparse.cli.core import Group, main
-from clparse.cli.options import close_output, refuse_overwriting, step_names, treebank_files
+from clparse.cli.options import TREEBANK, close_output, refuse_overwriting, step_names, treebank_files
 
-
-#: Treebank files or directories: existence is checked by the callback (clparse.read.paths), whose message
-#: says when a pattern the shell passed on matched nothing (click's said only "does not exist").
-TREEBANK_PATH = click.Path(path_type=Path)
 
 
 def _preprocess_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -51,7 +47,7 @@ def treebank() -> None:
 
 
 @treebank.command("stats")
-@click.argument("files", nargs=-1, required=True, type=TREEBANK_PATH, callback=treebank_files)
+@click.argument("files", nargs=-1, required=True, type=TREEBANK, callback=treebank_files)
 @click.option("--preprocess/--raw", default=False, show_default=True,
               help="Count after the Table 3 preprocessing steps (and the length filter).")
 @_preprocess_options
@@ -87,7 +83,7 @@ def treebank_stats_command(files: tuple[Path, ...], preprocess: bool, max_words:
 
 
 @treebank.command("preprocess")
-@click.argument("files", nargs=-1, required=True, type=TREEBANK_PATH, callback=treebank_files)
+@click.argument("files", nargs=-1, required=True, type=TREEBANK, callback=treebank_files)
 @_preprocess_options
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Where to write the trees (default: stdout; not one of FILES). Written whole or not at "

@@ -129,6 +129,14 @@ class ScoredTree:
     length: int
 
 
+class TreeSequence(Tree):
+    """Several trees read as one sentence, as EVALB reads a test line holding more than one: their words in
+    order and each tree's brackets, with no bracket over them all (the root here is not a phrase)."""
+
+    def __init__(self, trees: list[Tree]) -> None:
+        super().__init__("", list(trees))
+
+
 def cut_label(label: str) -> str:
     """EVALB's label trimming: everything from the first ``-`` or ``=`` goes (so ``-NONE-`` -> ``""``)."""
     for i, char in enumerate(label):
@@ -167,8 +175,9 @@ def _brackets(tree: Tree, params: EvalbParams) -> list[Bracket]:
             continue
         if not node.children:
             continue
-        opened.append([position, -1, node.label])
-        stack.append((node, len(opened) - 1))
+        if not isinstance(node, TreeSequence):
+            opened.append([position, -1, node.label])
+            stack.append((node, len(opened) - 1))
         stack.extend((child, None) for child in reversed(node.children))
     kept: list[Bracket] = []
     for start, end, label in opened:

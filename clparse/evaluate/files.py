@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from clparse.evaluate.evalb import EvalbParams, Evaluation, evaluate
+from clparse.evaluate.evalb import EvalbParams, Evaluation, TreeSequence, evaluate
 from clparse.errors import TreebankError
 from clparse.read.ptb import iter_trees_from_lines, read_trees, split_lone_cr, without_bom
 from clparse.read.tree import Tree
@@ -17,7 +17,9 @@ def read_parses(path: str | Path, *, one_per_line: bool = False) -> Iterator[Tre
     By default trees are read like any treebank (blank lines separate nothing)
     and ``()`` marks a sentence the parser could not parse. With
     ``one_per_line`` every line is one parse and a blank line is a failed
-    parse, as EVALB reads its test file.
+    parse, as EVALB reads its test file; a line holding several trees is one
+    parse too, as EVALB scores it: their words in order and each tree's
+    brackets, with none over them all (a :class:`TreeSequence`).
     """
     if not one_per_line:
         yield from read_trees(path, allow_empty=True)
@@ -38,9 +40,8 @@ def read_parses(path: str | Path, *, one_per_line: bool = False) -> Iterator[Tre
                 trees = list(iter_trees_from_lines([line], name, allow_empty=True))
             except TreebankError as exc:  # read as a text of one line: its line 1 is this line
                 raise TreebankError(name, lineno, exc.column, exc.problem) from None
-            if len(trees) != 1:
-                raise TreebankError(name, lineno, 1, f"expected one tree on the line, found {len(trees)}")
-            yield trees[0]
+            # evalb.c's read_line reads brackets to the end of the line, whatever closes before it
+            yield trees[0] if len(trees) == 1 else TreeSequence(trees)
 
 
 def evaluate_files(gold: str | Path, test: str | Path, params: EvalbParams = EvalbParams(), *,

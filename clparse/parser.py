@@ -314,11 +314,10 @@ class Parser:
         except UnicodeEncodeError as exc:  # spaCy's tokenizer would fail on it with a traceback
             raise ParameterError("text", f"character {exc.start} ({text[exc.start]!r}) is a lone surrogate, "
                                  "not text (bytes decoded with errors='surrogateescape'?)") from None
-        # A byte-order mark first (a file read as "utf-8", not "utf-8-sig") is not text, as in every file
-        # clparse reads; it used to be glued to the first word. Read as a space: one character for one, so
-        # the offsets still point into ``text``.
-        if text.startswith("\ufeff"):
-            text = " " + text[1:]
+        # A byte-order mark (first: a file read as "utf-8", not "utf-8-sig"; further on: files joined with
+        # `cat`) is not text, as in every file clparse reads. Read as a space, as parse --input-format text
+        # reads it: one character for one, so the offsets still point into ``text``.
+        text = text.replace("\ufeff", " ")
         return [self.parse(sentence) for sentence in text_sentences(io.StringIO(text, newline=""))]
 
     def parse_many(self, sentences: Iterable[Sentence]) -> Iterator[ParseResult]:

@@ -54,8 +54,9 @@ ABBREVIATIONS = (
 )
 
 _LINE_BREAK = r"(?:\r\n|\r(?!\n)|\n)"  # "\r\n" is one line break, not two
-_BLANK_LINE = re.compile(_LINE_BREAK + r"[^\S\r\n]*" + _LINE_BREAK)
 _WHITE = re.compile(r"[\s\u200b\ufeff]")  # a zero-width space or a stray byte-order mark separates words
+# A line of such white space is blank too (a BOM alone on a line: files joined with `cat`)
+_BLANK_LINE = re.compile(_LINE_BREAK + r"(?:[^\S\r\n]|[\u200b\ufeff])*" + _LINE_BREAK)
 _DASH_RUN = re.compile(r"--+")
 _OPENING_CONTEXT = set("([{<“‘«`\"'") | {"-", "—", "–"}
 _EMOTICON_CHARS = set("():;=[]<>^_|\\/*")
@@ -373,6 +374,14 @@ def split_text(text: str, quotes: str = "ptb") -> list[TextSentence]:
     return sentences
 
 
+_BLANK = re.compile(r"(?:\s|[\u200b\ufeff])*")
+
+
+def _blank(line: str) -> bool:
+    """Whether a line is blank: white space only, a BOM or zero-width space counting as white space."""
+    return _BLANK.fullmatch(line) is not None
+
+
 def split_stream(lines: Iterable[str] | IO[str], quotes: str = "ptb") -> Iterator[TextSentence]:
     """:func:`split_text` over lines (an open text file, ``sys.stdin``), one paragraph at a time.
 
@@ -384,7 +393,7 @@ def split_stream(lines: Iterable[str] | IO[str], quotes: str = "ptb") -> Iterato
     held: list[str] = []
     held_start = 0
     for line in lines:
-        if line.strip():
+        if not _blank(line):
             if not held:
                 held_start = offset
             held.append(line)

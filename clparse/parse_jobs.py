@@ -53,6 +53,25 @@ START: str | None = None
 FORK_PLATFORMS = ("linux", "freebsd", "openbsd", "netbsd")
 
 
+#: Said when a parse that runs in one process alone (known brackets, a combination) is given --jobs or --dask.
+ONE_PROCESS = "with --constraints or a combination, parse in one process (--jobs 1, no --dask)"
+
+
+def refuse_combination(db: str | Path, jobs: int, dask: str | None) -> None:
+    """A database of ``clparse combine`` given ``jobs`` > 1 or ``dask``: refused from its tables alone,
+    before its members' models load (it was said only once they had: seconds on a big run)."""
+    if jobs == 1 and dask is None:
+        return
+    from clparse.store import reading
+    from clparse.store.database import Database, check_database
+
+    check_database(db, upgrade=False)  # a wrong path or an old schema named as the parse would name it
+    with Database.of(db, readonly=True).raw() as connection:
+        combined = reading.is_combination(connection)
+    if combined:
+        raise ParameterError("jobs", ONE_PROCESS)
+
+
 def start_method() -> str:
     """Fork where the system allows it and this process runs no other thread (a fork copies only the
     calling thread, so a lock another thread holds, the import lock or logging's, would stay held in the

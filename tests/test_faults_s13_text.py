@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 
 from clparse.read.text import TextSentence, split_stream, split_text
@@ -57,3 +58,27 @@ def test_parse_text_takes_a_byte_order_mark_anywhere_as_white_space(trained_db: 
         assert result.offsets is not None and [text[s:e] for s, e in result.offsets] == result.text
     cli = parser.parse_text(text.replace(BOM, " "))  # what parse --input-format text reads
     assert [str(r.tree) for r in results] == [str(r.tree) for r in cli]
+# ------------------------------------------------------------------ 2. abbreviations before a number
+
+@pytest.mark.parametrize("text, expected", [
+    ("See Eq. 3 for details.", [["See", "Eq.", "3", "for", "details", "."]]),
+    ("see Eq. (3) and Eqs. 4-5 here.", [["see", "Eq.", "-LRB-", "3", "-RRB-", "and", "Eqs.", "4-5", "here",
+                                         "."]]),
+    ("We saw No. 5 in Vol. 2 and pp. 3-4 today.",
+     [["We", "saw", "No.", "5", "in", "Vol.", "2", "and", "pp.", "3-4", "today", "."]]),
+    ("It is in Sec. 3. Then more.", [["It", "is", "in", "Sec.", "3", "."], ["Then", "more", "."]]),
+    ("Ref. 12 says so, see Nos. 3 and 4 and Art. 5 of it.",
+     [["Ref.", "12", "says", "so", ",", "see", "Nos.", "3", "and", "4", "and", "Art.", "5", "of", "it",
+       "."]]),
+    ("Shown in Fig.\n2 and Ch. 10 of the book.",
+     [["Shown", "in", "Fig.", "2", "and", "Ch.", "10", "of", "the", "book", "."]]),
+    # a real sentence end stays one: no number after it, or a word the sentence may end with
+    ("The answer is No. We left.", [["The", "answer", "is", "No", "."], ["We", "left", "."]]),
+    ("See Fig. 2. 4 more came.", [["See", "Fig.", "2", "."], ["4", "more", "came", "."]]),
+])
+def test_an_abbreviation_before_a_number_does_not_end_the_sentence(text: str,
+                                                                    expected: list[list[str]]) -> None:
+    """``see Eq. 3 for`` was two sentences (``see Eq.`` and ``3 for``); ``No. 5`` was ``No . 5`` in two."""
+    sentences = split_text(text)
+    assert words(sentences) == expected
+    check_offsets(text, sentences)

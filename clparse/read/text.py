@@ -53,6 +53,16 @@ ABBREVIATIONS = (
     "sr.", "op.", "ch.", "sec.", "est.", "e.g.", "i.e.", "a.m.", "p.m.", "ph.d.", "vs.",
 )
 
+# Abbreviations of what is numbered (``see Eq. 3``, ``No. 5``, ``pp. 3-4``): before a number, their period
+# neither ends the sentence nor stands apart. Those in NUMBERED_CAPITAL are English words a sentence may end
+# with (``I love art. 3 ...``): only capitalised (``Art. 5``).
+NUMBERED = frozenset({
+    "no", "nos", "nr", "nrs", "eq", "eqs", "fig", "figs", "vol", "vols", "p", "pp", "sec", "secs", "sect",
+    "ch", "chap", "chaps", "ref", "refs", "pt", "pts", "para", "paras", "thm", "ca", "c", "approx",
+})
+NUMBERED_CAPITAL = frozenset({"art", "arts", "ex", "tab", "col", "cols", "op"})
+_BEFORE_NUMBER = re.compile(r"(?<![\w.\-'’])([A-Za-z]+)\.(?=\s+\(?\d)")
+
 _LINE_BREAK = r"(?:\r\n|\r(?!\n)|\n)"  # "\r\n" is one line break, not two
 _WHITE = re.compile(r"[\s\u200b\ufeff]")  # a zero-width space or a stray byte-order mark separates words
 # A line of such white space is blank too (a BOM alone on a line: files joined with `cat`)
@@ -167,6 +177,16 @@ def _is_symbol(char: str) -> bool:
             or 0xFE00 <= code <= 0xFE0F or 0xE0020 <= code <= 0xE007F)  # not ^ or `: Sk too, in ASCII
 
 
+def _numbered_periods(paragraph: str) -> list[int]:
+    """Where the period of an abbreviation before a number is (``Eq. 3``, ``No. (5)``: :data:`NUMBERED`)."""
+    found = []
+    for m in _BEFORE_NUMBER.finditer(paragraph):
+        word = m.group(1)
+        if word.lower() in NUMBERED or (word.lower() in NUMBERED_CAPITAL and word[0].isupper()):
+            found.append(m.end(1))
+    return found
+
+
 def _sentence_starts(paragraph: str) -> list[int]:
     """Where syntok starts each sentence of a paragraph (offsets into it)."""
     try:
@@ -178,6 +198,13 @@ def _sentence_starts(paragraph: str) -> list[int]:
     # offsets hold; a letter would read as an initial or as a lower-case start).
     if not paragraph.isascii():
         paragraph = _NON_ASCII.sub(lambda m: "0" if _is_symbol(m.group()) else m.group(), paragraph)
+    # syntok ends a sentence at "Eq." before "3" (``see Eq. 3 for``): it sees no period there.
+    periods = _numbered_periods(paragraph)
+    if periods:
+        characters = list(paragraph)
+        for at in periods:
+            characters[at] = "x"
+        paragraph = "".join(characters)
     starts = []
     for part in segmenter.analyze(paragraph):
         for sentence in part:
@@ -212,6 +239,18 @@ def _join_clusters(paragraph: str, spans: list[tuple[int, int]]) -> list[tuple[i
                 out[-1] = (out[-1][0], e)
                 continue
         out.append((s, e))
+    return out
+
+
+def _join_numbered(paragraph: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """An abbreviation before a number keeps its period (``No. 5``, as GUM has it; spaCy gave ``No .``)."""
+    periods = set(_numbered_periods(paragraph))
+    out: list[tuple[int, int]] = []
+    for s, e in spans:
+        if out and s in periods and e == s + 1 and out[-1][1] == s:
+            out[-1] = (out[-1][0], e)
+        else:
+            out.append((s, e))
     return out
 
 
@@ -297,7 +336,7 @@ def split_paragraph(paragraph: str, offset: int = 0, quotes: str = "ptb") -> lis
     flat = _WHITE.sub(" ", paragraph)  # one character for one: offsets hold
     if not flat.strip():
         return []
-    spans = _fix_hyphens(flat, _join_clusters(flat, _raw_tokens(flat)))
+    spans = _join_numbered(flat, _fix_hyphens(flat, _join_clusters(flat, _raw_tokens(flat))))
     # A sentence starts at the first token at or after each of syntok's sentence starts.
     starts = sorted(_sentence_starts(flat))
     sentences: list[TextSentence] = []

@@ -82,3 +82,41 @@ def test_an_abbreviation_before_a_number_does_not_end_the_sentence(text: str,
     sentences = split_text(text)
     assert words(sentences) == expected
     check_offsets(text, sentences)
+
+
+# ------------------------------------------------------------- 4. jackknife: checks before progress
+
+def _small_treebank(tmp_path: Path, count: int) -> Path:
+    from clparse.data import sample_path
+    from clparse.read.ptb import format_tree, read_trees
+
+    trees = [format_tree(tree) for _, tree in zip(range(count), read_trees(sample_path("train")))]
+    path = tmp_path / "small.ptb"
+    path.write_text("\n".join(trees) + "\n", encoding="utf-8")
+    return path
+
+
+def test_prepare_says_the_jackknife_starts_only_once_its_folds_are_checked(tmp_path: Path) -> None:
+    """``prepare --train-tags jackknife --folds 1000`` on 453 sentences said "training 1000 perceptron
+    taggers ..." and then refused the folds: the jackknife's start is now a callback of prepare, called
+    after the checks and before the first fold's tagger trains."""
+    from clparse.data import sample_path
+    from clparse.errors import ParameterError
+    from clparse.examples.prepare import PrepareSettings, prepare
+    from clparse.store.database import init_database
+
+    train = _small_treebank(tmp_path, 30)
+    events: list[str] = []
+
+    def run(db: Path, folds: int) -> None:
+        init_database(db)
+        prepare(db, [train], [sample_path("dev")],
+                PrepareSettings(max_words=10, tagger="perceptron", tagger_iterations=1,
+                                train_tags="jackknife", folds=folds),
+                on_jackknife=lambda: events.append("start"), on_fold=lambda k: events.append(f"fold {k}"))
+
+    with pytest.raises(ParameterError, match="folds"):
+        run(tmp_path / "refused.sqlite", 1000)
+    assert events == []
+    run(tmp_path / "ok.sqlite", 2)
+    assert events == ["start", "fold 0", "fold 1"]

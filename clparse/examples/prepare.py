@@ -155,13 +155,15 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
             total: Callable[[int], object] | None = None, jobs: int = 1,
             on_fold: Callable[[int], object] | None = None, batch: int = DEFAULT_BATCH,
             on_tagger: Callable[[], object] | None = None,
-            on_tagger_iteration: Callable[[int], object] | None = None) -> PrepareSummary:
+            on_tagger_iteration: Callable[[int], object] | None = None,
+            on_jackknife: Callable[[], object] | None = None) -> PrepareSummary:
     """Generate and store the training examples of ``train`` (and the ``dev`` sentences), and train the
     tagger.
 
     ``batch``: raw candidates held before they are reduced to each label's distinct examples (memory
     only: the stored run is the same for any value). With ``settings.train_tags == "jackknife"`` the training
     trees get their tags from taggers trained on the other folds first (``jobs`` of them at a time;
+    ``on_jackknife()`` once the settings and inputs are checked, before the first of them trains;
     ``on_fold(k)`` as each finishes). ``on_tagger()`` when the run's own tagger starts training (the last
     phase, a minute or two on GUM), then ``on_tagger_iteration(n)`` after each of its iterations (CRF).
     """
@@ -195,7 +197,7 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
         try:
             with runs.writing() as writer:
                 _prepare_in(writer, digest, files, settings, summary, progress, total, tagged, jobs, on_fold,
-                            batch)
+                            batch, on_jackknife)
                 summary.seconds = time.perf_counter() - start
                 writer.finish(summary.seconds)
         except DatabaseError as exc:
@@ -384,7 +386,8 @@ class Jackknifed:
 
 
 def _read(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings, summary: PrepareSummary,
-          tagged: list[list[tuple[str, str]]], jobs: int = 1, on_fold: Callable[[int], object] | None = None
+          tagged: list[list[tuple[str, str]]], jobs: int = 1, on_fold: Callable[[int], object] | None = None,
+          on_jackknife: Callable[[], object] | None = None
           ) -> tuple[dict[str, list[Preprocessed]], dict[Path, int], list[Jackknifed | None]]:
     """Preprocessed sentences per split, trees per file, and per kept training sentence its jackknife
     record."""
@@ -399,7 +402,7 @@ def _read(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings, sum
                        for tree in _noting(read_trees(path), tagged)]
         tags, folds = jackknife(tagged, settings.folds,
                                 TaggerSpec(settings.tagger, settings.tagger_iterations),
-                                jobs, on_fold, settings.fold_order)
+                                jobs, on_fold, settings.fold_order, on_jackknife)
         # The length filter counts the gold tree's words: on the tagger's tags a 16-word sentence with a word
         # tagged ':' passed --max-words 15 (and one with a ',' tagged as a word did not), so the sentences of
         # a jackknifed run were not those of a gold-tag run of the same settings.
@@ -453,9 +456,10 @@ def _prepare_in(writer: RunWriter, digest: str, files: Sequence[tuple[str, Path,
                 settings: PrepareSettings, summary: PrepareSummary,
                 progress: Callable[[int], object] | None, total: Callable[[int], object] | None,
                 tagged: list[list[tuple[str, str]]], jobs: int = 1,
-                on_fold: Callable[[int], object] | None = None, batch: int = DEFAULT_BATCH) -> None:
+                on_fold: Callable[[int], object] | None = None, batch: int = DEFAULT_BATCH,
+                on_jackknife: Callable[[], object] | None = None) -> None:
     """Read, generate and write the whole run inside the caller's transaction."""
-    kept, file_trees, records = _read(files, settings, summary, tagged, jobs, on_fold)
+    kept, file_trees, records = _read(files, settings, summary, tagged, jobs, on_fold, on_jackknife)
     summary.warnings += _shared_trees(kept, files)
     train = kept["train"]
     vocabulary = Vocabulary.build((w for p in train for w in p.tree.words()), settings.vocab_min,

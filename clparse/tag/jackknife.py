@@ -95,17 +95,21 @@ def _tag_fold(spec: TaggerSpec, training: list[list[tuple[str, str]]],
 
 
 def jackknife(sentences: Sequence[Sentence], folds: int, spec: TaggerSpec = TaggerSpec(), jobs: int = 1,
-              on_fold: Callable[[int], object] | None = None, order: str = "interleaved"
-              ) -> tuple[list[list[str]], list[int]]:
+              on_fold: Callable[[int], object] | None = None, order: str = "interleaved",
+              on_start: Callable[[], object] | None = None) -> tuple[list[list[str]], list[int]]:
     """(predicted tags per sentence, fold per sentence): fold k tagged by a tagger trained on the others.
 
     Deterministic: the folds depend only on the order of ``sentences``, and each tagger's training
     is deterministic. With ``jobs`` > 1 the folds' taggers are trained in that many processes.
+    ``on_start()`` once the folds are checked, before the first tagger trains; ``on_fold(k)`` as fold k's
+    is done.
     """
     count = len(sentences)
     if not 2 <= folds <= count:
         raise ParameterError("folds", f"must be between 2 and the number of training sentences ({count}), "
                                  f"got {folds}")
+    if on_start is not None:  # a progress line said before the checks announced work a refusal then cut short
+        on_start()
     assignment = [fold_of(i, count, folds, order) for i in range(count)]
     work = [([list(s) for s, f in zip(sentences, assignment) if f != k],
              [[w for w, _ in s] for s, f in zip(sentences, assignment) if f == k]) for k in range(folds)]

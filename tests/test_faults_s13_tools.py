@@ -7,6 +7,8 @@ import shlex
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import invoke_cli
 
 OLD_SCHEMAS = Path(__file__).parent / "data" / "old_schemas"
@@ -29,3 +31,25 @@ def test_export_of_an_older_schema_names_the_init_that_upgrades_it(tmp_path: Pat
     assert f"`clparse init --db {shlex.quote(str(old))}`" in error, error
     assert "\n" not in error and "Traceback" not in result.output
     assert _listing(tmp_path) == before  # neither upgraded nor written beside
+
+
+def test_browse_check_runs_while_the_default_port_is_taken(db_copy: Path) -> None:
+    # "Invalid value for '--port': cannot listen on 127.0.0.1:8001 (Address already in use)": --check, a
+    # self-test that stops at once, failed while `clparse browse` served (on 8001) in another terminal
+    import socket
+
+    from clparse.browse import DEFAULT_HOST, DEFAULT_PORT
+
+    pytest.importorskip("datasette")
+    with socket.socket() as taken:
+        taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # past the last server's TIME_WAIT
+        try:
+            taken.bind((DEFAULT_HOST, DEFAULT_PORT))
+            taken.listen()
+        except OSError:
+            pass  # already taken by someone else: the same case
+        result = invoke_cli(["browse", "--db", db_copy, "--check"])
+        given = invoke_cli(["browse", "--db", db_copy, "--check", "--port", DEFAULT_PORT])
+    assert result.exit_code == 0, result.output
+    assert f":{DEFAULT_PORT}/" not in result.stdout and "training_curve" in result.stdout
+    assert given.exit_code == 2 and "--port" in given.stderr, given.output  # a port asked for is kept

@@ -20,8 +20,11 @@ from clparse.cli.options import DB_OPTION
               help="Address to listen on (0.0.0.0: every interface, so other machines can connect).")
 @click.option("--open", "open_browser", is_flag=True, help="Open the page in the default web browser.")
 @click.option("--check", "check_only", is_flag=True,
-              help="Start the server, fetch every canned query once, print what answered, and stop.")
-def browse_command(db: Path, port: int, host: str, open_browser: bool, check_only: bool) -> None:
+              help="Start the server (on any free port unless --port is given), fetch every canned query "
+                   "once, print what answered, and stop.")
+@click.pass_context
+def browse_command(ctx: click.Context, db: Path, port: int, host: str, open_browser: bool,
+                   check_only: bool) -> None:
     """Serve the database with Datasette until Ctrl-C: every table, each table and column described,
     and canned queries (training curve per label, features with the most gain, calibration points,
     calibration per label, per-label status, one tree). Needs pip install 'clparse[browse]'.
@@ -35,6 +38,9 @@ def browse_command(db: Path, port: int, host: str, open_browser: bool, check_onl
     from clparse import browse
 
     if check_only:
+        # a self-test needs no fixed port: 8001 is taken while the same database is being browsed
+        if ctx.get_parameter_source("port") is click.core.ParameterSource.DEFAULT:
+            port = 0
         for url, rows, truncated in browse.check(db, host, port):
             cut = f" (cut at Datasette's limit of {browse.MAX_ROWS:,} rows: the query has more)"
             click.echo(f"{url}: {rows} rows{cut if truncated else ''}")

@@ -248,39 +248,26 @@ class TrainOptions:
 
 
 def boost_settings(db: PathLike, options: TrainOptions) -> Any:
-    """The :class:`~clparse.boost.BoostSettings` of a (re)started run: options left None are taken from the
-    labels already started (defaults changed since some runs began: resuming must not need old values)."""
-    from clparse.boost import BoostSettings
+    """The settings of a (re)started run, per label (:class:`~clparse.train.settings.RunSettings`): an
+    option left None is what each started label was started with (labels may have been started with
+    different ones; defaults changed since some runs began: resuming must not need old values), and for a
+    label not started yet what every started label shares, else the default. Its attributes read as the
+    :class:`~clparse.boost.BoostSettings` of a label not started yet."""
     from clparse.train.parallel import started_settings
+    from clparse.train.settings import run_settings
 
     if options.stumps and options.max_depth not in (None, 1):
         raise ParameterError("max_depth", "stumps means a depth of 1")
-    started = started_settings(db)
-    rule = options.rule or (started.rule if started else BoostSettings().rule)
-    smoothing = options.smoothing
-    if smoothing is None and started is not None and started.rule == rule:
-        smoothing = started.smoothing  # None otherwise: the rule's own default
-    sample = options.sample if options.sample is not None else (started.sample if started else None)
-    if sample is None and options.sample_seed is not None:  # it would seed nothing, and be stored
-        raise ParameterError("sample_seed", "seeds the per-tree samples, and this run's labels are trained "
-                                            "on every example: give the sample size too")
     sample_seed = options.sample_seed
-    if sample_seed is None:
-        sample_seed = started.sample_seed if started is not None else 0
-    if not isinstance(sample_seed, int) or sample_seed < 0:  # numpy's generators take whole numbers ≥ 0 only
+    if sample_seed is not None and (not isinstance(sample_seed, int) or sample_seed < 0):
+        # numpy's generators take whole numbers ≥ 0 only
         raise ParameterError("sample_seed", f"must be a whole number ≥ 0, got {sample_seed!r}")
-    # A sampled run started before stratified sampling resumes with the sampler it started with.
-    stratified = started.sample_stratified if started is not None and started.sample is not None else True
-    # A run started with --stumps, --max-depth, --loss or --checkpoint-every resumes with a plain `train`.
-    defaults = started if started is not None else BoostSettings()
-    loss = options.loss if options.loss is not None else defaults.loss
-    max_depth = 1 if options.stumps else options.max_depth if options.max_depth is not None \
-        else defaults.max_depth
-    checkpoint_every = options.checkpoint_every if options.checkpoint_every is not None \
-        else defaults.checkpoint_every
-    return BoostSettings(loss=loss, max_depth=max_depth, checkpoint_every=checkpoint_every,
-                         smoothing=smoothing, rule=rule, sample=sample, sample_seed=sample_seed,
-                         sample_stratified=stratified)
+    given = {name: getattr(options, name) for name in ("loss", "max_depth", "checkpoint_every", "smoothing",
+                                                       "rule", "sample", "sample_seed")}
+    if options.stumps:
+        given["max_depth"] = 1
+    return run_settings({name: value for name, value in given.items() if value is not None},
+                        started_settings(db))
 
 
 @dataclass

@@ -242,8 +242,9 @@ def train_command(db: Path, labels: str | None, until_theta: float | None, max_i
     SIGTERM stops after the current iteration, a kill loses at most the iteration in flight, and
     running the same command again resumes every label where it stopped, with trees identical to
     an uninterrupted run. Settings (--loss, --stumps, --max-depth, --checkpoint-every, --smoothing,
-    --rule, --sample) are fixed per label at its first iteration; left out, they are what the run's
-    labels were started with, so the plain command resumes any run. Watch a run with `clparse status`.
+    --rule, --sample) are fixed per label at its first iteration; left out, each started label keeps what
+    it was started with (so the plain command resumes any run) and a label not started yet takes what the
+    started labels share, else the default. Watch a run with `clparse status`.
 
     Exit status: 0 when every label ended (stopped or converged); 1 on an error or a failed or refused
     label; a run paused cleanly by a signal says "paused; run the same command again to resume" and

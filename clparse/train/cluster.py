@@ -22,7 +22,7 @@ import logging
 import pickle
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -138,12 +138,12 @@ def connect(address: str) -> tuple[Any, Callable[[], None]]:
     return client, client.close
 
 
-def train_on_cluster(db: str | Path, labels: list[str], settings: BoostSettings, rule: StopRule, address: str,
-                     should_stop: Callable[[], bool], on_poll: Callable[[], object] | None,
+def train_on_cluster(db: str | Path, labels: list[str], settings: Mapping[str, BoostSettings], rule: StopRule,
+                     address: str, should_stop: Callable[[], bool], on_poll: Callable[[], object] | None,
                      summary: TrainSummary,
                      batch_iterations: int = 50, batch_seconds: float = 1.0) -> ClusterStats:
     """Train ``labels`` (unfinished ones; see :func:`clparse.train.parallel.train`) on the cluster at
-    ``address``; outcomes go into ``summary``."""
+    ``address``, each with its own ``settings``; outcomes go into ``summary``."""
     require_dask()
     client, close = connect(address)
     try:
@@ -157,7 +157,7 @@ def train_on_cluster(db: str | Path, labels: list[str], settings: BoostSettings,
 
 
 class Coordinator:
-    def __init__(self, db: str | Path, settings: BoostSettings, rule: StopRule, client: Any,
+    def __init__(self, db: str | Path, settings: Mapping[str, BoostSettings], rule: StopRule, client: Any,
                  summary: TrainSummary, batch_iterations: int, batch_seconds: float) -> None:
         from clparse.store.training import TrainingStore
 
@@ -264,11 +264,11 @@ class Coordinator:
 
         store = self.store
         try:
-            state = checked_state(store, label, self.settings)
+            state = checked_state(store, label, self.settings[label])
             if state.state == "converged":
                 self.summary.states[label] = "converged"
                 return
-            store.claim(label, self.settings.to_dict(), trainer_alive, claim_note(worker))
+            store.claim(label, self.settings[label].to_dict(), trainer_alive, claim_note(worker))
         except LabelClaimedError as exc:
             self.summary.states[label], self.summary.refused[label] = "refused", str(exc)
             return
@@ -296,7 +296,7 @@ class Coordinator:
             # Read under the claim, which holds until the label ends: no other trainer commits from here
             # on, so the stop rule is decided on this state (a label another trainer finished before the
             # claim is not given one tree too many).
-            state = checked_state(store, label, self.settings)
+            state = checked_state(store, label, self.settings[label])
             splits = store.splits(label)
             reason = self.rule.reached(state.iteration, state.theta, splits)
             if reason is not None and state.margins_iteration == state.iteration:
@@ -310,7 +310,7 @@ class Coordinator:
             return Shipped(None, state.iteration, state.margins_iteration, splits, 0,
                            time.perf_counter() - started, 0.0, reason, margins)
         job = LabelJob(label, problem.indptr, problem.indices, problem.n_features, problem.y,
-                       problem.multiplicity, self.settings.to_dict(),
+                       problem.multiplicity, self.settings[label].to_dict(),
                        (self.rule.until_theta, self.rule.max_iterations, self.rule.max_splits),
                        state.iteration, state.theta, splits, margins)
         del problem, margins
@@ -397,7 +397,7 @@ class Coordinator:
 
     def commit(self, run: Running, batch: Batch) -> None:
         started = time.perf_counter()
-        store, label, every = self.store, run.label, self.settings.checkpoint_every
+        store, label, every = self.store, run.label, self.settings[run.label].checkpoint_every
         if batch.start_loss is not None:
             store.record_loss(label, batch.start_loss)
         reason = None

@@ -12,10 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from clparse.boost.booster import Booster, BoostSettings, IterationResult
-from clparse.errors import ClparseError, ConfigurationError, DatabaseError, LabelClaimedError
+from clparse.errors import ClparseError, DatabaseError, LabelClaimedError
 from clparse.store.training import StoredState, TrainingStore
 from clparse.train.process import claim_note, pid_alive, trainer_alive
 from clparse.train.remote import examples_per_second, iteration_rows
+from clparse.train.settings import refuse_changes
 from clparse.train.stopping import StopRule
 from clparse.train.weights import current_margins
 
@@ -26,45 +27,8 @@ def checked_state(store: TrainingStore, label: str, settings: BoostSettings) -> 
     """The label's stored state, refused if its training began with other settings."""
     state = store.state(label)
     if state.settings is not None:
-        stored = BoostSettings.from_dict(state.settings)
-        if stored != settings:
-            # only the settings that differ: the whole dictionaries made a message of 500 characters
-            changed = ", ".join(changed_settings(stored, settings))
-            raise ConfigurationError(f"label {label} was started with {changed}; settings cannot change "
-                                     "midway (use a new database for other settings)")
+        refuse_changes(label, BoostSettings.from_dict(state.settings).to_dict(), settings.to_dict())
     return state
-
-
-#: The option that sets each stored setting, and how its None reads: the message names what the user types
-#: (it said "sample None (not 100), sample_stratified False (not True)" and "--max-depth None (not 1)").
-_OPTIONS = {"loss": ("--loss", ""), "max_depth": ("--max-depth", "no --max-depth"),
-            "checkpoint_every": ("--checkpoint-every", ""), "smoothing": ("--smoothing", ""),
-            "rule": ("--rule", ""), "sample": ("--sample", "no --sample"),
-            "sample_seed": ("--sample-seed", ""), "epsilon": ("epsilon", "")}
-
-
-def changed_settings(stored: BoostSettings, given: BoostSettings) -> list[str]:
-    """The settings that differ, each as its option with the stored value and the one given."""
-    old, new = stored.to_dict(), given.to_dict()
-
-    def shown(name: str, value: object) -> str:
-        option, none = _OPTIONS.get(name, (name, ""))
-        return none if value is None and none else f"{option} {'none' if value is None else value}"
-
-    changed = []
-    for name in sorted(old.keys() | new.keys()):
-        if old.get(name) == new.get(name):
-            continue
-        if name == "sample_stratified":  # follows --sample; alone it is a run sampled by an older version
-            if old.get("sample") == new.get("sample"):
-                changed.append("the unstratified sampler of an older version (resume without --sample)")
-            continue
-        if name == "sample_seed" and None in (old.get("sample"), new.get("sample")):
-            continue  # seeds nothing on the side without a sample: the --sample difference says it all
-        before, after = old.get(name), new.get(name)
-        changed.append(f"{shown(name, before)} (not {after})" if None not in (before, after)
-                       else f"{shown(name, before)} (not {shown(name, after)})")
-    return changed
 
 
 def train_label(db: str | Path, label: str, settings: BoostSettings, rule: StopRule,

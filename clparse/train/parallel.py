@@ -30,6 +30,7 @@ from clparse.store.database import (
 )
 from clparse.store.training import TrainingStore
 from clparse.train.label import checked_state, train_label
+from clparse.train.settings import RunSettings, per_label
 from clparse.train.stopping import StopRule, default_theta_floor
 from clparse.train.summary import TrainSummary
 
@@ -38,11 +39,11 @@ FULL = ": the disk is full; "
 
 
 def resolve(db: str | Path, labels: Sequence[str] | None, rule: StopRule,
-            settings: BoostSettings | None = None) -> tuple[list[str], StopRule]:
+            settings: BoostSettings | RunSettings | None = None) -> tuple[list[str], StopRule]:
     """The labels to train (all by default, validated) and the stop rule (the default Θ floor if empty).
 
-    With ``settings``, a label whose first iteration used other settings is refused here, before any
-    label starts.
+    With ``settings``, a label whose first iteration used other settings (with :class:`RunSettings`: other
+    than the options given) is refused here, before any label starts.
     """
     store = TrainingStore(db)
     known = store.labels()
@@ -53,7 +54,9 @@ def resolve(db: str | Path, labels: Sequence[str] | None, rule: StopRule,
         raise ParameterError("labels", unknown_labels(unknown, list(known)))
     if rule.empty:
         rule = StopRule(until_theta=default_theta_floor(store.mean_candidates()))
-    if settings is not None:
+    if isinstance(settings, RunSettings):
+        per_label(chosen, settings)  # built from each started label's stored settings
+    elif settings is not None:
         for label in chosen:
             checked_state(store, label, settings)
     store.close()
@@ -77,17 +80,22 @@ def unknown_labels(unknown: Sequence[str], known: Sequence[str]) -> str:
     return f"no label{'s' if len(unknown) > 1 else ''} {names} in this run ({listed})"
 
 
-def started_settings(db: str | Path) -> BoostSettings | None:
-    """The settings the run's first started label was trained with (None if no label has started)."""
+def started_settings(db: str | Path) -> dict[str, BoostSettings]:
+    """The settings each started label was started with (they may differ from label to label)."""
     store = TrainingStore(db, readonly=True)
     try:
-        stored = store.first_settings()  # a settings query: the margins of a large run are not read
+        if store.first_settings() is None:  # a settings query: no label has started
+            return {}
+        started = [row[0] for row in store.status_rows() if row[6] is not None]  # its state: None if never
+        # state() reads the stored margins too (the store has no query for the settings alone)
+        return {label: BoostSettings.from_dict(settings) for label in started
+                if (settings := store.state(label).settings) is not None}
     finally:
         store.close()
-    return None if stored is None else BoostSettings.from_dict(stored)
 
 
-def train(db: str | Path, labels: Sequence[str] | None = None, settings: BoostSettings = BoostSettings(),
+def train(db: str | Path, labels: Sequence[str] | None = None,
+          settings: BoostSettings | RunSettings = BoostSettings(),
           rule: StopRule = StopRule(), jobs: int = 1, should_stop: Callable[[], bool] = lambda: False,
           on_iteration: Callable[[str, IterationResult], object] | None = None,
           on_poll: Callable[[], object] | None = None, dask: str | None = None,
@@ -96,9 +104,11 @@ def train(db: str | Path, labels: Sequence[str] | None = None, settings: BoostSe
 
     A label another live trainer holds is left to it (``summary.refused``); the others are trained
     here, so two trainers started side by side share the work. A damaged file is refused before
-    anything is written. With ``dask`` (``local:N`` or a scheduler address) the labels are computed on
-    Dask workers and committed here (:mod:`clparse.train.cluster`), in batches of at most
-    ``batch_iterations`` iterations or ``batch_seconds`` seconds of work.
+    anything is written. ``settings``: every label's, or per label (:class:`RunSettings`, what
+    :func:`clparse.api.train` gives: a started label keeps its own). With ``dask`` (``local:N`` or a
+    scheduler address) the labels are computed on Dask workers and committed here
+    (:mod:`clparse.train.cluster`), in batches of at most ``batch_iterations`` iterations or
+    ``batch_seconds`` seconds of work.
     """
     if dask is not None:
         from clparse.dask_address import check_address, require_dask
@@ -107,15 +117,16 @@ def train(db: str | Path, labels: Sequence[str] | None = None, settings: BoostSe
         require_dask()  # one line on how to install it, before the database is touched
     quick_check(db)
     chosen, rule = resolve(db, labels, rule, settings)
+    each = per_label(chosen, settings)
     summary = TrainSummary(rule)
     if jobs < 1:
         raise ParameterError("jobs", f"must be at least 1, got {jobs}")
     if dask is not None:
         from clparse.train.cluster import train_on_cluster
 
-        pending = _settle_finished(db, chosen, settings, rule, should_stop, summary)
+        pending = _settle_finished(db, chosen, each, rule, should_stop, summary)
         if pending:
-            summary.cluster = train_on_cluster(db, pending, settings, rule, dask, should_stop, on_poll,
+            summary.cluster = train_on_cluster(db, pending, each, rule, dask, should_stop, on_poll,
                                                summary, batch_iterations, batch_seconds)
         checkpoint_wal(db)
         return summary
@@ -123,10 +134,10 @@ def train(db: str | Path, labels: Sequence[str] | None = None, settings: BoostSe
         for label in chosen:
             if should_stop():
                 break
-            _train_here(db, label, settings, rule, should_stop, on_iteration, summary)
+            _train_here(db, label, each[label], rule, should_stop, on_iteration, summary)
         checkpoint_wal(db)
         return summary
-    _train_parallel(db, chosen, settings, rule, jobs, should_stop, on_poll, summary)
+    _train_parallel(db, chosen, each, rule, jobs, should_stop, on_poll, summary)
     checkpoint_wal(db)
     return summary
 
@@ -158,21 +169,22 @@ def _finished(store: TrainingStore, label: str, rule: StopRule) -> bool:
         and rule.reached(state.iteration, state.theta, store.splits(label)) is not None)
 
 
-def _settle_finished(db: str | Path, labels: list[str], settings: BoostSettings, rule: StopRule,
+def _settle_finished(db: str | Path, labels: list[str], settings: dict[str, BoostSettings], rule: StopRule,
                      should_stop: Callable[[], bool], summary: TrainSummary) -> list[str]:
     """Settle here the labels already done (a worker would start for nothing); the others, in order."""
     store = TrainingStore(db)
     pending = []
     for label in labels:
         if _finished(store, label, rule):
-            _train_here(db, label, settings, rule, should_stop, None, summary)
+            _train_here(db, label, settings[label], rule, should_stop, None, summary)
         else:
             pending.append(label)
     store.close()
     return pending
 
 
-def _train_parallel(db: str | Path, labels: list[str], settings: BoostSettings, rule: StopRule, jobs: int,
+def _train_parallel(db: str | Path, labels: list[str], settings: dict[str, BoostSettings], rule: StopRule,
+                    jobs: int,
                     should_stop: Callable[[], bool], on_poll: Callable[[], object] | None,
                     summary: TrainSummary) -> None:
     from clparse.train.worker import run
@@ -208,8 +220,8 @@ def _train_parallel(db: str | Path, labels: list[str], settings: BoostSettings, 
             forwarded = True
         while pending and len(running) < jobs and not stopping:
             label = pending.pop(0)
-            process = context.Process(target=run, args=(os.getpid(), str(db), label, settings.to_dict(),
-                                                        rule_values, results),
+            process = context.Process(target=run, args=(os.getpid(), str(db), label,
+                                                        settings[label].to_dict(), rule_values, results),
                                       name=f"clparse-train-{label}", daemon=False)
             process.start()
             running[process.sentinel] = (label, process)

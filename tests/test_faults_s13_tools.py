@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from clparse.errors import ClparseError
 from tests.conftest import invoke_cli
 
 OLD_SCHEMAS = Path(__file__).parent / "data" / "old_schemas"
@@ -53,3 +54,56 @@ def test_browse_check_runs_while_the_default_port_is_taken(db_copy: Path) -> Non
     assert result.exit_code == 0, result.output
     assert f":{DEFAULT_PORT}/" not in result.stdout and "training_curve" in result.stdout
     assert given.exit_code == 2 and "--port" in given.stderr, given.output  # a port asked for is kept
+
+
+@pytest.fixture(scope="module")
+def calibrated(copy_trained_db: object) -> Path:
+    """A copy of the trained sample with one greedy calibration of two points (never written again)."""
+    from clparse import api
+
+    db = copy_trained_db()  # type: ignore[operator]
+    api.calibrate(db, thetas=[40.0, 10.0], settings=api.calibration_settings(db, beam=1))
+    return Path(db)
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, OSError(28, "No space left on device")])
+def test_a_plot_stopped_half_way_leaves_the_figure_before(calibrated: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          stop: BaseException | type[BaseException]) -> None:
+    # the figure was written over the old one in place: Ctrl-C or a full disk half-way left a truncated PNG
+    import builtins
+
+    from clparse.calibrate import report
+
+    figure = tmp_path / "fig2.png"
+    figure.write_bytes(b"the figure of an earlier report")
+
+    class HalfWay:
+        def __init__(self, handle: object) -> None:
+            self.handle = handle
+
+        def __enter__(self) -> HalfWay:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.handle.close()  # type: ignore[attr-defined]
+
+        def write(self, data: bytes) -> int:
+            self.handle.write(data[:len(data) // 2])  # type: ignore[attr-defined]
+            raise stop
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.handle, name)
+
+    def halfway_open(file: object, mode: str = "r", *args: object, **kwargs: object) -> object:
+        handle = builtins.open(file, mode, *args, **kwargs)  # type: ignore[call-overload]
+        return HalfWay(handle) if "w" in mode else handle
+
+    monkeypatch.setattr(report, "open", halfway_open, raising=False)
+    with pytest.raises(KeyboardInterrupt if stop is KeyboardInterrupt else ClparseError):
+        report.draw_figure(calibrated, figure)
+    assert figure.read_bytes() == b"the figure of an earlier report"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fig2.png"]  # no scratch file left either
+    monkeypatch.undo()
+    report.draw_figure(calibrated, figure)
+    assert figure.read_bytes().startswith(b"\x89PNG")

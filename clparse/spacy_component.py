@@ -107,17 +107,20 @@ class ClparseComponent:
         return doc
 
     def _parse_sentence(self, doc: Doc, start: int, end: int) -> Dict[str, Any]:
-        indices = [i for i in range(start, end) if word(doc[i].text)]  # whitespace tokens are no words
-        record: Dict[str, Any] = {"start": start, "end": end, "words": indices, "ptb": "(ROOT)", "nodes": [],
-                                  "score": None, "fallback": "empty sentence"}
-        if not indices:
+        ranges = _word_ranges(doc, start, end)
+        # words: each word's first token; ends: the token after its last (a word may span several tokens)
+        record: Dict[str, Any] = {"start": start, "end": end, "words": [a for a, _ in ranges],
+                                  "ends": [b for _, b in ranges], "ptb": "(ROOT)", "nodes": [], "score": None,
+                                  "fallback": "empty sentence"}
+        if not ranges:
             return record
-        result = self.parser.parse([word(doc[i].text) for i in indices])
-        if len(result.tagged) != len(indices):  # the parser keeps every token: anything else is a defect
-            raise AssertionError(f"clparse returned {len(result.tagged)} words for {len(indices)} tokens")
+        result = self.parser.parse([word(doc[a:b].text) for a, b in ranges])
+        if len(result.tagged) != len(ranges):  # the parser keeps every token: anything else is a defect
+            raise AssertionError(f"clparse returned {len(result.tagged)} words for {len(ranges)} tokens")
         if self.set_tags:
-            for i, (_, tag) in zip(indices, result.tagged):
-                doc[i].tag_ = tag
+            for (a, b), (_, tag) in zip(ranges, result.tagged):
+                for i in range(a, b):
+                    doc[i].tag_ = tag
         record.update(ptb=str(result), nodes=_nodes(result), score=result.score, fallback=result.fallback)
         return record
 
@@ -131,9 +134,33 @@ def word(text: str) -> str:
     ``_``, which PTB text cannot hold; "" for a token of white space only. A byte-order mark counts as
     white space, as in every text clparse reads: spaCy glues one to the first word of a file read without
     "utf-8-sig", and clparse's tree reader takes it for a separator, so a tree holding it read back with
-    other words. (The parser spells parentheses -LRB-/-RRB- itself:
-    :func:`clparse.read.tree.escape_brackets`, as for every untagged input.)"""
-    return "_".join(text.replace("\ufeff", " ").split())
+    other words. A zero-width space does too, as in text input (it was an invisible word). (The parser
+    spells parentheses -LRB-/-RRB- itself: :func:`clparse.read.tree.escape_brackets`, as for every untagged
+    input.)"""
+    return "_".join(text.translate(_INVISIBLE_WHITE).split())
+
+
+_INVISIBLE_WHITE = {0xFEFF: " ", 0x200B: " "}
+
+
+def _word_ranges(doc: Doc, start: int, end: int) -> List[Tuple[int, int]]:
+    """The parser's words over the tokens ``start``..``end`` as (first token, token after the last): white
+    space tokens are none, and a token that goes on the symbol of the one before it, with no white space
+    between, is part of its word. spaCy cuts emoji sequences apart (``👍`` ``🏽``, a family's zero-width
+    joiners as tokens of their own, a flag's two letters), which made invisible words and one picture
+    several; text input (:func:`clparse.read.text.one_symbol`) keeps each whole, and so does this."""
+    from clparse.read.text import one_symbol
+
+    ranges: List[Tuple[int, int]] = []
+    for i in range(start, end):
+        if not word(doc[i].text):
+            continue
+        if ranges and ranges[-1][1] == i and not doc[i - 1].whitespace_ \
+                and one_symbol(doc[ranges[-1][0]:i].text, doc[i].text):
+            ranges[-1] = (ranges[-1][0], i + 1)
+        else:
+            ranges.append((i, i + 1))
+    return ranges
 
 
 def _sentences(doc: Doc) -> Iterator[Tuple[int, int]]:
@@ -141,7 +168,7 @@ def _sentences(doc: Doc) -> Iterator[Tuple[int, int]]:
     if len(doc) == 0:
         return
     if not doc.has_annotation("SENT_START"):
-        words = sum(1 for token in doc if word(token.text))
+        words = len(_word_ranges(doc, 0, len(doc)))
         if words > UNSPLIT_MAX_WORDS:
             raise NoSentencesError(
                 f"clparse: this doc has no sentence boundaries and {words} words, more than "
@@ -202,8 +229,10 @@ def _find(span: Span) -> Tuple[Dict[str, Any], Optional[int], int, int]:
     if at < 0 or span.end > records[at]["end"] or span.start >= span.end:
         return {"words": [], "nodes": [], "ptb": None}, None, 0, 0  # empty, or across sentences
     record = records[at]
-    words = record["words"]
+    words, ends = record["words"], _ends(record)
     first, last = bisect.bisect_left(words, span.start), bisect.bisect_left(words, span.end)
+    if (first > 0 and ends[first - 1] > span.start) or (last > first and ends[last - 1] > span.end):
+        return record, None, first, last  # it cuts a word (an emoji sequence) apart
     for n, node in enumerate(record["nodes"]):
         if node[0] == first and node[1] == last:
             return record, n, first, last
@@ -221,9 +250,14 @@ def _located(span: Span) -> Optional[Tuple[Dict[str, Any], int]]:
     return record, n
 
 
+def _ends(record: Dict[str, Any]) -> List[int]:
+    """Per word, the token after its last (records of older docs have one token a word)."""
+    ends = record.get("ends")
+    return [w + 1 for w in record["words"]] if ends is None else list(ends)
+
+
 def _span(doc: Doc, record: Dict[str, Any], node: List[Any]) -> Span:
-    words = record["words"]
-    return doc[words[node[0]]:words[node[1] - 1] + 1]
+    return doc[record["words"][node[0]]:_ends(record)[node[1] - 1]]
 
 
 def _is_empty_sentence(record: Dict[str, Any]) -> bool:

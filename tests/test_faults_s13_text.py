@@ -120,3 +120,51 @@ def test_prepare_says_the_jackknife_starts_only_once_its_folds_are_checked(tmp_p
     assert events == []
     run(tmp_path / "ok.sqlite", 2)
     assert events == ["start", "fold 0", "fold 1"]
+
+
+# ------------------------------------------------------------------------- 3. spaCy: emoji sequences
+
+@pytest.fixture(scope="module")
+def nlp(trained_db: Path) -> object:
+    spacy = pytest.importorskip("spacy")
+    import clparse.spacy_component  # noqa: F401  (registers the factory)
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    nlp.add_pipe("clparse", config={"db": str(trained_db), "theta": 3, "beam": 2})
+    return nlp
+
+
+def test_spacy_emoji_sequences_are_one_word_each(nlp: object) -> None:
+    """spaCy cuts emoji sequences apart (``👍`` ``🏽``, a family's zero-width joiners as tokens of their own,
+    a flag's two letters, a variation selector alone): each piece was a word of the tree, invisible ones
+    tagged (``(NNP \\u200d)``), one picture several words. A sequence is now one word over its tokens, as
+    text input makes it; its constituents' spans cover whole sequences."""
+    from clparse.read.ptb import parse_tree
+    from clparse.spacy_component import NonConstituentError
+
+    family = "👨\u200d👩\u200d👧"
+    doc = nlp(f"Great 👍🏽 job {family} here 🇺🇸🇫🇷 now. Nice ☺\ufe0f day 😀.")  # type: ignore[operator]
+    first, second = doc.sents
+    assert parse_tree(first._.parse_string).words() == ["Great", "👍🏽", "job", family, "here", "🇺🇸", "🇫🇷",
+                                                         "now", "."]
+    assert parse_tree(second._.parse_string).words() == ["Nice", "☺\ufe0f", "day", "😀", "."]
+    for sent, record in zip(doc.sents, doc._.clparse_sentences):
+        for constituent in sent._.constituents:  # no sequence cut at either end
+            covered = parse_tree(constituent._.parse_string).words()
+            assert "".join(constituent.text.split()) == "".join(covered)
+            assert constituent.start in record["words"] and constituent.end in record["ends"]
+    thumb, tone = doc[1], doc[2]  # spaCy's two tokens of 👍🏽: one word, one tag, one constituent
+    assert (thumb.text, tone.text) == ("👍", "🏽") and thumb.tag_ == tone.tag_ != ""
+    assert doc[1:3]._.labels == doc[1:3]._.labels and doc[1:3]._.parse_string.endswith("👍🏽)")
+    with pytest.raises(NonConstituentError):
+        doc[2:4]._.parse_string  # half of 👍🏽 and "job"
+
+
+def test_spacy_zero_width_space_is_white_space(nlp: object) -> None:
+    """A zero-width space (U+200B) was a word of its own (an invisible leaf), as text input never makes it."""
+    from clparse.read.ptb import parse_tree
+
+    doc = nlp("The dog \u200b barked\u200bloudly .")  # type: ignore[operator]
+    (sent,) = doc.sents
+    assert parse_tree(sent._.parse_string).words() == ["The", "dog", "barked_loudly", "."]

@@ -170,6 +170,18 @@ def _regional(char: str) -> bool:
     return 0x1F1E6 <= ord(char) <= 0x1F1FF  # two of them are one flag
 
 
+def one_symbol(before: str, after: str) -> bool:
+    """Whether ``after``, written right after ``before`` (nothing between), goes on the symbol ``before`` ends
+    with: a modifier or joiner (:func:`_continues_cluster`), anything after a zero-width joiner, or a flag's
+    second letter (an odd run of regional indicators before it)."""
+    if not before or not after:
+        return False
+    run = 0  # regional indicators ending ``before``: an odd count leaves a flag open
+    while run < len(before) and _regional(before[-1 - run]):
+        run += 1
+    return _continues_cluster(after[0]) or before[-1] == _ZWJ or (run % 2 == 1 and _regional(after[0]))
+
+
 def _is_symbol(char: str) -> bool:
     """An emoji or a symbol like it (or a part of one's sequence)."""
     category, code = unicodedata.category(char), ord(char)
@@ -230,15 +242,10 @@ def _join_clusters(paragraph: str, spans: list[tuple[int, int]]) -> list[tuple[i
     gave invisible words and one picture as several."""
     out: list[tuple[int, int]] = []
     for s, e in spans:
-        if out and out[-1][1] == s:
-            before, first = paragraph[s - 1], paragraph[s]
-            run = 0  # regional indicators ending the token before: an odd count leaves a flag open
-            while run < s - out[-1][0] and _regional(paragraph[s - 1 - run]):
-                run += 1
-            if _continues_cluster(first) or before == _ZWJ or (run % 2 == 1 and _regional(first)):
-                out[-1] = (out[-1][0], e)
-                continue
-        out.append((s, e))
+        if out and out[-1][1] == s and one_symbol(paragraph[out[-1][0]:s], paragraph[s:e]):
+            out[-1] = (out[-1][0], e)
+        else:
+            out.append((s, e))
     return out
 
 

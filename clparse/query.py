@@ -30,9 +30,33 @@ def _weights(db: str, label: str, iteration: int) -> Iterator[tuple[int, int, in
 TABLES: dict[str, sql.TableFunction] = {"clparse_weights": (WEIGHT_COLUMNS, _weights)}
 
 
+#: What a shell command asks, in SQL (for the two a QUERY most often holds); {name}: its table's name.
+SHELL_IN_SQL = {".tables": "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
+                ".schema": "SELECT sql FROM sqlite_master WHERE name = '{name}'"}
+
+
 def run_query(db: str | Path, query: str, fmt: str = "table", *, write: bool = False) -> str:
     """Run one or more statements; each one's rows as an aligned table, CSV or JSON text."""
+    words = _shell_command(query)
+    if words:  # `sqlite3 FILE .tables` habits: SQLite's own answer was 'near ".": syntax error'
+        from clparse.errors import ClparseError
+
+        command = words[0]
+        name = words[1] if len(words) > 1 and words[1].isidentifier() else "TABLE"
+        asked = f"; in SQL: \"{SHELL_IN_SQL[command].format(name=name)}\"" if command in SHELL_IN_SQL else ""
+        raise ClparseError(f"{command} is a command of the interactive shell, not SQL: run `clparse sql --db "
+                           f"{db}` without QUERY and type it there{asked}")
     return sql.run_query(db, query, fmt, write=write, tables=TABLES)
+
+
+def _shell_command(query: str) -> list[str]:
+    """The words of the shell command (``.schema labels``) a query starts with, after any ``--`` comment
+    lines; empty for SQL (no SQL statement starts with a dot)."""
+    for line in query.splitlines():
+        text = line.strip()
+        if text and not text.startswith("--"):
+            return text.split() if text.startswith(".") else []
+    return []
 
 
 def interactive_shell(db: str | Path, *, write: bool = False) -> None:

@@ -3,6 +3,7 @@ init, quickstart) by a demanding user, one test each (each failed before its fix
 
 from __future__ import annotations
 
+import json
 import shlex
 import shutil
 from pathlib import Path
@@ -107,3 +108,20 @@ def test_a_plot_stopped_half_way_leaves_the_figure_before(calibrated: Path, tmp_
     monkeypatch.undo()
     report.draw_figure(calibrated, figure)
     assert figure.read_bytes().startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize("query", [".tables", ".schema iterations", "-- the tables\n.tables"])
+def test_a_shell_command_given_as_query_says_where_it_works(trained_db: Path, query: str) -> None:
+    # `clparse sql --db DB .tables`, as sqlite3 takes it, said only 'SQL error: near ".": syntax error'
+    result = invoke_cli(["sql", "--db", trained_db, query])
+    assert result.exit_code == 1, result.output
+    command = query.split("\n")[-1].split()[0]
+    error = result.stderr.strip()
+    assert error.startswith(f"Error: {command} is a command of the interactive shell"), error
+    assert f"clparse sql --db {trained_db}` without QUERY" in error and "syntax error" not in error
+    asked = error.split('in SQL: "')[1].rstrip('"')  # the SQL said instead answers
+    rows = json.loads(invoke_cli(["sql", "--db", trained_db, "--json", asked]).stdout)
+    if command == ".tables":
+        assert {"iterations", "labels"} <= {row["name"] for row in rows}
+    else:
+        assert len(rows) == 1 and "iterations" in rows[0]["sql"] and "CREATE TABLE" in rows[0]["sql"]

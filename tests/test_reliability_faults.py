@@ -317,12 +317,15 @@ def test_status_on_a_file_damaged_past_its_first_pages_fails(damaged_past_first_
     assert_one_error_line(result, str(damaged_past_first_pages), DAMAGED)
 
 
-def test_parse_on_a_damaged_file_is_one_line(damaged_past_first_pages: Path, tmp_path: Path) -> None:
+def test_parse_on_a_damaged_file_is_one_line(db_copy: Path, tmp_path: Path) -> None:
+    """Past the first pages where a parser reads (the feature index); damage only training reads leaves a
+    parse as it was: tests/test_parse_damage_check.py."""
+    damage(db_copy, pages(db_copy, "features", "leaf")[-3:])
     text = tmp_path / "in.txt"
     text.write_text("the cat sat .\n")
-    result = cli("parse", "--db", damaged_past_first_pages, "--theta", "3", text)
+    result = cli("parse", "--db", db_copy, "--theta", "3", text)
     assert result.exit_code == 1, result.output
-    assert_one_error_line(result, str(damaged_past_first_pages), DAMAGED)
+    assert_one_error_line(result, str(db_copy), DAMAGED)
 
 
 @pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])

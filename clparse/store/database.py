@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -438,10 +438,13 @@ def _backup_error(exc: apsw.Error, source: Path, target: Path) -> DatabaseError:
     return sqlite_error(exc, source)
 
 
-def quick_check(path: str | Path, pragma: str = "quick_check") -> None:
+def quick_check(path: str | Path, pragma: str = "quick_check", tables: Collection[str] | None = None) -> None:
     """Refuse a damaged database (``PRAGMA quick_check``) before anything is written into it.
 
-    ``pragma="integrity_check"`` checks thoroughly (indexes against tables too; slower).
+    ``pragma="integrity_check"`` checks thoroughly (indexes against tables too; slower). ``tables``: check
+    only these tables and their indexes (those of them the file has), as a command that reads nothing else
+    needs: a parse from a 6 GB training database checked every page of its examples, 1.2 s warm and 10 s
+    from a cold disk, before the first tree.
     """
     if pragma not in ("quick_check", "integrity_check"):
         raise ValueError(pragma)
@@ -450,13 +453,34 @@ def quick_check(path: str | Path, pragma: str = "quick_check") -> None:
     try:
         connection = open_read_only(path)
         try:
-            problems = [row[0] for row in connection.execute(f"PRAGMA {pragma}(3)")]
+            if tables is None:
+                problems = [row[0] for row in connection.execute(f"PRAGMA {pragma}(3)")]
+            else:
+                problems = _table_problems(connection, pragma, tables)
         finally:
             connection.close()
     except apsw.Error as exc:
         raise sqlite_error(exc, path) from None
     if problems != ["ok"]:
         raise DatabaseError(f"{path}: {DAMAGED} ({pragma}: {problems[0]})")
+
+
+def _table_problems(connection: apsw.Connection, pragma: str, tables: Collection[str]) -> list[str]:
+    """The check of each of ``tables`` the file has, one at a time (SQLite takes one table name per
+    pragma); ``["ok"]`` when every one passes. The names are the schema's own, read from the file, and
+    only those of ``tables`` are quoted into the pragma."""
+    present = [str(name) for (name,) in connection.execute(
+        "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")]
+    for name in present:
+        if name in tables:
+            quoted = '"' + name.replace('"', '""') + '"'
+            try:
+                problems = [str(row[0]) for row in connection.execute(f"PRAGMA {pragma}({quoted})")]
+            except apsw.CorruptError as exc:  # a root page unreadable: a finding, as the whole check's
+                return [f"table {name}: {exc}"]
+            if problems != ["ok"]:
+                return problems
+    return ["ok"]
 
 
 def integrity_check(path: str | Path) -> None:

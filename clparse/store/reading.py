@@ -19,6 +19,18 @@ import apsw
 from clparse.errors import DatabaseError
 from clparse.store.verify import NODE_COLUMNS, Problem, checked_trees, damaged
 
+#: Every table a parser is rebuilt from (a run's, a combination's, their calibrations and tagger): the
+#: tables whose damage could change a parse (:func:`clparse.store.database.quick_check` checks them). The
+#: training examples, gigabytes no parse reads, are left to `clparse check`; a test parses with SQLite's
+#: authorizer watching, so a new read outside this list fails it.
+PARSER_TABLES = ("alembic_version", "runs", "labels", "label_training", "iterations", "tree_nodes",
+                 "features", "vocabulary", "taggers", "calibrations", "calibration_points",
+                 "calibration_labels", "label_theta_steps", "combinations", "combination_members")
+#: What that damage check walks: every table a parser reads but ``label_training``, whose rows carry each
+#: label's margin vector (450 MB of a 6 GB run: 4 s of a cold disk) in a column parsing never reads; the
+#: few pages of it that parsing does read, SQLite checks as it reads them.
+CHECKED_TABLES = tuple(table for table in PARSER_TABLES if table != "label_training")
+
 FeatureKey = tuple[str, str, str, str]  # (template, item, property, value)
 NodeRow = tuple[Any, Any, Any, Any]  # (feature id or None, true child, false child, confidence)
 

@@ -66,39 +66,3 @@ def test_a_full_disk_stops_parallel_training_in_one_line(prepared: Path, tmp_pat
         f"Error: {small / 'x.sqlite'}: the disk is full; the transaction in flight was rolled back, "
         "everything committed before is intact; free space and run the command again"]
 
-
-def test_a_tree_committed_by_the_live_holder_during_the_claim_is_not_damage(
-        prepared: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A second `train` while the first trains a label read that label's nodes and iteration rows in two
-    snapshots; a tree committed between them failed its checksum, and the healthy file was called "damaged;
-    restore it from a backup". Simulated: the holder is a live process and the verification finds the
-    half-read tree."""
-    import time
-    from datetime import datetime, timezone
-
-    from clparse import api
-    from clparse.errors import DatabaseError
-    from clparse.store import training
-    from tests.conftest import read_rows
-
-    assert api.train(prepared, ["NP"], max_iterations=1).failures == {}
-    holder = subprocess.Popen(["sleep", "60"])
-    try:
-        time.sleep(1.1)  # the holder started before its stamp (whole seconds)
-        stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        api.sql(prepared, f"UPDATE label_training SET state = 'training', pid = {holder.pid}, "
-                          f"updated_at = '{stamp}' "
-                          "WHERE label_id = (SELECT id FROM labels WHERE name = 'NP')",
-                write=True)
-
-        def half_read(*_: object) -> None:
-            raise DatabaseError(f"{prepared}: iteration 2 of NP fails its checksum; the database is damaged")
-
-        monkeypatch.setattr(training, "verify_label", half_read)
-        summary = api.train(prepared, ["NP"], max_iterations=5)
-        assert summary.states == {"NP": "refused"}
-        assert f"being trained by process {holder.pid}" in summary.refused["NP"]
-    finally:
-        holder.kill()
-        holder.wait()
-    assert read_rows(prepared, "SELECT count(*) FROM iterations") == [(1,)]

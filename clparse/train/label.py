@@ -7,12 +7,11 @@ so it continues bit-identically.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 
 from clparse.boost.booster import Booster, BoostSettings, IterationResult
-from clparse.errors import ClparseError, DatabaseError, LabelClaimedError
+from clparse.errors import ClparseError, DatabaseError
 from clparse.store.training import StoredState, TrainingStore
 from clparse.train.process import claim_note, pid_alive, trainer_alive
 from clparse.train.remote import examples_per_second, iteration_rows
@@ -58,18 +57,9 @@ def train_label(db: str | Path, label: str, settings: BoostSettings, rule: StopR
         if state.state is not None:
             store.finish(label, "stopped", reason)
         return "stopped"
-    # atomic: a second trainer is refused here
-    try:
-        store.claim(label, settings.to_dict(), trainer_alive, claim_note())
-    except DatabaseError as exc:
-        holder = _held_elsewhere(store, label)
-        if holder is None or "fails its checksum" not in str(exc):
-            raise
-        # The claim verifies the trees statement by statement, not in one snapshot: a tree the live holder
-        # committed between reading the nodes and the iterations fails its checksum. A second trainer told a
-        # healthy file was "damaged; restore it from a backup"; the label is simply taken.
-        raise LabelClaimedError(f"label {label} is being trained by process {holder}; stop it first (or wait "
-                                "for it)") from exc
+    # atomic: a second trainer is refused here (its checksum pass reads one snapshot: a tree the live holder
+    # commits meanwhile is not taken for damage)
+    store.claim(label, settings.to_dict(), trainer_alive, claim_note())
     try:
         state = checked_state(store, label, settings)  # under the claim: nobody else commits from here on
         reason = rule.reached(state.iteration, state.theta, store.splits(label))
@@ -136,15 +126,6 @@ def train_label(db: str | Path, label: str, settings: BoostSettings, rule: StopR
         except Exception:  # e.g. the disk is still full: the claim then reads as dead, and resumes
             pass
         raise
-
-
-def _held_elsewhere(store: TrainingStore, label: str) -> int | None:
-    """The pid of another live trainer holding ``label``, if one does."""
-    for name, *_, state, updated, message, pid in store.status_rows():
-        if name == label and state == "training" and pid is not None and pid != os.getpid() \
-                and trainer_alive(pid, updated, message):
-            return int(pid)
-    return None
 
 
 def damage_error(exc: BaseException, db: str | Path) -> DatabaseError | None:

@@ -78,8 +78,6 @@ def _loaded(*args: object, **kwargs: object) -> None:
     raise AssertionError("the combination's members were loaded")
 
 
-@pytest.mark.xfail(strict=True, reason="needs helper B's change to clparse/cli/parsing.py and clparse/api.py "
-                                       "(refuse_combination before open_parser); drop this mark with it")
 def test_parse_refuses_a_combination_with_jobs_before_it_loads(combo: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """`parse --db COMBO --jobs 2` said "parse in one process" only after the members' models had loaded
@@ -155,3 +153,38 @@ def test_ctrl_c_on_a_local_cluster_stops_its_busy_workers_at_once(tmp_path: Path
     with pytest.raises(KeyboardInterrupt):
         next(iter(parse_on_cluster(parser, sentences(), "local:1", chunk=1)))
     assert time.monotonic() - pressed[0] < 1.5
+
+
+# ----------------------------------------------------------------------------- eval / compare options
+
+
+@pytest.mark.parametrize("command", ["eval", "compare"])
+def test_prm_and_collins_prm_together_are_refused(tmp_path: Path, command: str) -> None:
+    """--prm FILE --collins-prm scored with FILE alone, exit status 0 (--collins-prm ignored in silence)."""
+    gold, prm = tmp_path / "gold.ptb", tmp_path / "mine.prm"
+    gold.write_text(GOLD)
+    prm.write_text("DELETE_LABEL ROOT\n")
+    files = [gold, gold] + ([gold] if command == "compare" else [])
+    result = invoke([command, *files, "--prm", prm, "--collins-prm"])
+    assert result.exit_code == 2
+    assert "--prm and --collins-prm cannot be combined" in result.stderr
+
+
+def test_one_per_line_names_compressed_utf16_and_indented_files(tmp_path: Path) -> None:
+    """With --one-per-line a gzip-compressed or UTF-16 test file was "not UTF-8 text (binary file?)" (the
+    reader names them without the flag), and an indented file's first tree "not closed at end of file
+    (line 1)" on line 1 of a file of many lines."""
+    import gzip
+
+    gold = tmp_path / "gold.ptb"
+    gold.write_text(GOLD)
+    packed, wide, indented = tmp_path / "test.gz", tmp_path / "test16.txt", tmp_path / "pretty.txt"
+    packed.write_bytes(gzip.compress(GOLD.encode()))
+    wide.write_bytes(GOLD.encode("utf-16"))
+    indented.write_text("(ROOT\n  (S (NP (DT the) (NN dog))\n    (VP (VBD ran) (NP (NN home))) (. .)))\n")
+    said = {path: invoke(["eval", gold, path, "--one-per-line"]) for path in (packed, wide, indented)}
+    assert all(result.exit_code == 1 for result in said.values())
+    assert said[packed].stderr.strip().endswith("(gzip-compressed: gunzip it first)")
+    assert said[wide].stderr.strip().endswith("(UTF-16 text: save it as UTF-8)")
+    assert said[indented].stderr.startswith(f"Error: {indented}:1:1: unbalanced '(': tree is not closed at "
+                                            "the end of the line (--one-per-line reads one parse per line")

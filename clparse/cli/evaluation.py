@@ -16,6 +16,8 @@ from clparse.cli.options import EXISTING_FILE, SEED
 def _params(prm: Path | None, collins: bool) -> Any:
     from clparse.evaluate import EvalbParams
 
+    if prm is not None and collins:  # --collins-prm was ignored in silence: the scores were --prm's
+        raise click.UsageError("--prm and --collins-prm cannot be combined: give one parameter file")
     if prm is not None:
         return EvalbParams.from_prm_file(prm)
     return EvalbParams.collins() if collins else EvalbParams()

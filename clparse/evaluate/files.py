@@ -7,8 +7,12 @@ from pathlib import Path
 
 from clparse.evaluate.evalb import EvalbParams, Evaluation, TreeSequence, evaluate
 from clparse.errors import TreebankError
-from clparse.read.ptb import iter_trees_from_lines, read_trees, split_lone_cr, without_bom
+from clparse.read.ptb import UNCLOSED, iter_trees_from_lines, read_trees, split_lone_cr, without_bom
 from clparse.read.tree import Tree
+
+#: Why a tree may not close on its line: a file of trees laid out over several lines.
+ONE_PER_LINE_HINT = ("--one-per-line reads one parse per line: an indented file, such as parse --format "
+                     "pretty writes, is read without it")
 
 
 def read_parses(path: str | Path, *, one_per_line: bool = False) -> Iterator[Tree]:
@@ -32,14 +36,21 @@ def read_parses(path: str | Path, *, one_per_line: bool = False) -> Iterator[Tre
             try:
                 line = without_bom(raw, lineno).decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise TreebankError(name, lineno, exc.start + 1, "not UTF-8 text (binary file?)") from None
+                if b"\x00" not in raw:
+                    raise TreebankError(name, lineno, exc.start + 1,
+                                        "not UTF-8 text (binary file?)") from None
+                # binary: the reader below names a gzip-compressed or UTF-16 file, as it does without the flag
+                line = raw.decode("utf-8", errors="surrogateescape")
             if not line.strip():
                 yield Tree("", [])
                 continue
             try:
                 trees = list(iter_trees_from_lines([line], name, allow_empty=True))
             except TreebankError as exc:  # read as a text of one line: its line 1 is this line
-                raise TreebankError(name, lineno, exc.column, exc.problem) from None
+                problem = exc.problem
+                if problem.startswith(UNCLOSED):  # it said "at end of file (line 1)" of any line
+                    problem = f"{UNCLOSED} at the end of the line ({ONE_PER_LINE_HINT})"
+                raise TreebankError(name, lineno, exc.column, problem) from None
             # evalb.c's read_line reads brackets to the end of the line, whatever closes before it
             yield trees[0] if len(trees) == 1 else TreeSequence(trees)
 

@@ -232,7 +232,8 @@ def _too_deep(files: Sequence[PathLike]) -> ClparseError:
 class TrainOptions:
     """The settings of :func:`train` a run keeps per label (fixed at a label's first iteration).
 
-    None means: what the run's labels were started with, else the default (``loss`` logistic, no
+    None means: for a started label, what it was started with; for a label not started yet, what the
+    started labels share, else the default (``loss`` logistic, no
     ``max_depth`` cap, ``checkpoint_every`` 50, ``rule`` mrl, ``smoothing`` 0.5 for mrl, ``sample``
     exact, ``sample_seed`` 0); ``stumps`` False likewise leaves the depth to the started labels.
     """
@@ -456,8 +457,8 @@ class _DamageCheck:
     not the training examples, gigabytes no parse reads), on a thread of its own while the parser loads.
 
     SQLite runs the check without Python's lock, so on a second core it costs the first parsed sentence
-    little (0.4 s from a cold disk for the 6 GB all-length GUM run, whose whole-file check took 18 s). :meth:`result` waits for it and raises
-    what it found; nothing is parsed before that.
+    little (0.4 s from a cold disk for the 6 GB all-length GUM run, whose whole-file check took 18 s).
+    :meth:`result` waits for it and raises what it found; nothing is parsed before that.
     """
 
     def __init__(self, db: PathLike) -> None:
@@ -657,11 +658,14 @@ def parse(db: PathLike | Parser, files: Sequence[str] = ("-",), input_format: st
         given = sorted(search) + (["theta"] if theta != "best" else [])
         raise ParameterError(given[0], f"{', '.join(given)} cannot change a parser already open: give "
                                        "them to open_parser, or pass the database's path here")
+    from clparse.parse_jobs import ONE_PROCESS, refuse_combination
+
+    if isinstance(db, (str, Path)):
+        refuse_combination(db, jobs, dask)  # before the members load
     parser = open_parser(db, theta, **search) if isinstance(db, (str, Path)) else db
     combined = getattr(parser, "members", None)  # a CombinedParser: its lead member knows the tags
     if (combined is not None or constraints is not None) and (jobs != 1 or dask is not None):
-        raise ParameterError("jobs", "with --constraints or a combination, parse in one process (--jobs 1, "
-                                     "no --dask)")
+        raise ParameterError("jobs", ONE_PROCESS)
     tagger_db = combined[parser.lead].source if combined is not None else parser.source  # type: ignore[attr-defined]
     tags = known_tags(tagger_db) if input_format == "tagged" and tagger_db is not None else None
     tally = tally if tally is not None else ParseTally()

@@ -137,6 +137,9 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
 
         require_dask()  # how to install it, in one line, before the model loads
     api.check_readable(db, damage=False)  # a wrong path named at once; damage while the model loads
+    from clparse.parse_jobs import refuse_combination
+
+    refuse_combination(db, jobs, dask)  # from its tables, before its members load
     cpus = os.cpu_count() or 1
     if jobs > cpus:
         click.echo(f"warning: --jobs {jobs} on {cpus} CPU(s): processes beyond the CPUs only cost memory "

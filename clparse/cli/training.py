@@ -209,28 +209,28 @@ def _dask_address(ctx: click.Context, param: click.Parameter, value: str | None)
               help="Decision stumps (trees of depth 1, paper §3.4). Default: the depth the run's labels were "
                    "started with, else no cap.")
 @click.option("--max-depth", type=click.IntRange(min=1), default=None,
-              help="Cap the depth of every tree. Default: what the run's labels were started with, else no "
+              help="Cap the depth of every tree. Default: what each label was started with, else no "
                    "cap.")
 @click.option("--loss", type=click.Choice(["logistic", "exponential"]), default=None,
               help="Logistic loss (the paper) or exponential loss (AdaBoost, footnote 2). Default: what the "
                    "run's labels were started with, else logistic.")
 @click.option("--checkpoint-every", type=click.IntRange(min=1), default=None,
               help="Keep the margin vector every N iterations (weights of other iterations are rebuilt "
-                   "from the trees when queried). Default: what the run's labels were started with, else 50.")
+                   "from the trees when queried). Default: what each label was started with, else 50.")
 @click.option("--smoothing", type=Number(at_least=0), default=None,
               help="Leaf smoothing: ε = 1e-8 + S × the mean weight of a candidate example, so a leaf holding "
                    "a few examples gets a modest confidence (0.5 is Schapire & Singer's ε = 1/2N; 0: the "
-                   "paper's). Default: what the run's labels were started with, else 0.5 (it measured +0.74 "
+                   "paper's). Default: what each label was started with, else 0.5 (it measured +0.74 "
                    "F1).")
 @click.option("--rule", "rule", type=click.Choice(["mrl", "l1"]), default=None,
               help="How trees grow: mrl, the paper's (ΔZ splits under Θ, κ = ½ ln W+/W−), or l1, the "
                    "authors' 2006 release (splits and confidences pay an ℓ1 penalty λ, which takes Θ's "
-                   "place). Default: what the run's labels were started with, else mrl.")
+                   "place). Default: what each label was started with, else mrl.")
 @click.option("--sample", type=click.IntRange(min=2), default=None,
               help="Grow each tree on a priority sample of at most N distinct examples (weights kept "
                    "unbiased; leaf confidences still from every example), as the authors' release did with "
                    "100000: faster iterations on large runs, seeded, so resuming stays bit-identical. "
-                   "Default: what the run's labels were started with, else every example (exact).")
+                   "Default: what each label was started with, else every example (exact).")
 @click.option("--sample-seed", type=SEED, default=None,
               help="Seed of the per-tree samples (default: the started run's, else 0).")
 def train_command(db: Path, labels: str | None, until_theta: float | None, max_iterations: int | None,

@@ -361,13 +361,27 @@ def split_paragraph(paragraph: str, offset: int = 0, quotes: str = "ptb") -> lis
         current.append((ptb_token(flat[s:e], _opens(flat, s, e)), s, e))
     if current:
         sentences.append(_sentence(current, offset))
-    sentences = _mend(sentences)  # it joins fragments by their PTB tokens: quotes are given back after
+    sentences = _mend([_final_letter(sentence) for sentence in sentences])  # it joins fragments by their PTB
+    # tokens: quotes are given back after
     if quotes == "raw":
         sentences = [replace(sentence, tokens=tuple(
             paragraph[start - offset:end - offset] if token in QUOTE_TOKENS else token
             for token, start, end in zip(sentence.tokens, sentence.starts, sentence.ends)))
             for sentence in sentences]
     return sentences
+
+
+_LETTER_PERIOD = re.compile(r"[^\W\d_]\.")
+
+
+def _final_letter(sentence: TextSentence) -> TextSentence:
+    """A letter and a period ending a sentence are a word and the sentence's period (``got a C.``, ``solve
+    for x.``): spaCy keeps them as one token, an initial's (``J. K. Rowling``), which no sentence ends in."""
+    if not _LETTER_PERIOD.fullmatch(sentence.tokens[-1]):
+        return sentence
+    end = sentence.ends[-1]
+    return TextSentence(sentence.tokens[:-1] + (sentence.tokens[-1][0], "."), sentence.starts + (end - 1,),
+                        sentence.ends[:-1] + (end - 1, end))
 
 
 _CLOSING = frozenset({".", ",", ";", ":", "?", "!", "-RRB-", "]", "}", "''", "'", "’", "...", "…"})

@@ -214,9 +214,22 @@ def install_extensions() -> None:
 
 def _on_token(getter: Any) -> Any:
     def on_token(token: Token) -> Any:
-        return getter(token.doc[token.i:token.i + 1])
+        return getter(_word_span(token))
 
     return on_token
+
+
+def _word_span(token: Token) -> Span:
+    """The tokens of the word ``token`` is part of (an emoji sequence spaCy cut apart is one word), so each of
+    its tokens has the word's attributes; the token alone if it is no word."""
+    doc, i = token.doc, token.i
+    records = doc._.clparse_sentences
+    if records:
+        record = records[max(0, bisect.bisect_right([r["start"] for r in records], i) - 1)]
+        k = bisect.bisect_right(record["words"], i) - 1
+        if k >= 0 and _ends(record)[k] > i:
+            return doc[record["words"][k]:_ends(record)[k]]
+    return doc[i:i + 1]
 
 
 def _find(span: Span) -> Tuple[Dict[str, Any], Optional[int], int, int]:

@@ -168,3 +168,31 @@ def test_spacy_zero_width_space_is_white_space(nlp: object) -> None:
     doc = nlp("The dog \u200b barked\u200bloudly .")  # type: ignore[operator]
     (sent,) = doc.sents
     assert parse_tree(sent._.parse_string).words() == ["The", "dog", "barked_loudly", "."]
+
+
+# ------------------------------------------------------------------------------------ 5. the hunt
+
+@pytest.mark.parametrize("text, expected", [
+    ("I like vitamin C. It helps.", [["I", "like", "vitamin", "C", "."], ["It", "helps", "."]]),
+    ("Solve for x.", [["Solve", "for", "x", "."]]),
+    ("It came from A to B.\n\nNext", [["It", "came", "from", "A", "to", "B", "."], ["Next"]]),
+    # an initial before a name stays one token
+    ("J. K. Rowling wrote it.", [["J.", "K.", "Rowling", "wrote", "it", "."]]),
+])
+def test_a_letter_ending_a_sentence_gives_up_its_period(text: str, expected: list[list[str]]) -> None:
+    """``got a C.`` at a sentence's end was the one token ``C.`` (spaCy reads a letter and a period as an
+    initial): the sentence had no final period, and the tagger saw an initial (GUM: ``C`` ``.``)."""
+    sentences = split_text(text)
+    assert words(sentences) == expected
+    check_offsets(text, sentences)
+
+
+def test_spacy_each_token_of_an_emoji_sequence_has_its_words_attributes(nlp: object) -> None:
+    """Once an emoji sequence was one word, ``token._.parse_string`` of one of its tokens raised
+    NonConstituentError (the token alone covers part of a word); each now answers for the whole word."""
+    doc = nlp("The dog 👍🏽 barked.")  # type: ignore[operator]
+    thumb, tone = doc[2], doc[3]
+    assert (thumb.text, tone.text) == ("👍", "🏽")
+    assert thumb._.parse_string == tone._.parse_string == doc[2:4]._.parse_string
+    assert thumb._.parse_string.endswith(" 👍🏽)")
+    assert thumb._.labels == doc[2:4]._.labels and tone._.parent == doc[2:4]._.parent

@@ -125,3 +125,12 @@ def test_a_shell_command_given_as_query_says_where_it_works(trained_db: Path, qu
         assert {"iterations", "labels"} <= {row["name"] for row in rows}
     else:
         assert len(rows) == 1 and "iterations" in rows[0]["sql"] and "CREATE TABLE" in rows[0]["sql"]
+
+
+@pytest.mark.parametrize("flag", ["--csv", "--json"])
+def test_a_format_for_the_shell_is_refused_not_ignored(trained_db: Path, flag: str) -> None:
+    # `echo "SELECT 1 AS a, 2 AS b;" | clparse sql --db DB --csv` printed the shell's "1|2", --csv ignored
+    result = invoke_cli(["sql", "--db", trained_db, flag], stdin="SELECT 1 AS a, 2 AS b;\n")
+    assert result.exit_code == 2, result.output
+    assert flag in result.stderr and f".mode {flag[2:]}" in result.stderr
+    assert "1|2" not in result.stdout

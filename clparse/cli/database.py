@@ -52,6 +52,10 @@ def sql_command(db: Path, query: str | None, as_csv: bool, as_json: bool, write:
     if as_csv and as_json:  # one format: CSV won without a word
         raise click.UsageError("--csv and --json go apart: give one of them")
     if query is None:
+        if as_csv or as_json:  # the shell printed its own list mode ("1|2") without a word
+            flag = "--csv" if as_csv else "--json"
+            raise click.UsageError(f"{flag} formats the rows of a QUERY argument; the shell (no QUERY) has "
+                                   f"its own: type .mode {flag[2:]}" + (" and .headers on" if as_csv else ""))
         api.sql_shell(db, write=write)
         return
     click.echo(api.sql(db, query, fmt="csv" if as_csv else "json" if as_json else "table", write=write),

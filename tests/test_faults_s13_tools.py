@@ -134,3 +134,18 @@ def test_a_format_for_the_shell_is_refused_not_ignored(trained_db: Path, flag: s
     assert result.exit_code == 2, result.output
     assert flag in result.stderr and f".mode {flag[2:]}" in result.stderr
     assert "1|2" not in result.stdout
+
+
+def test_explain_without_a_sentence_at_a_terminal_says_it_reads_one(trained_db: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # `clparse explain --db DB` (the sentence forgotten) waited on the terminal printing nothing at all
+    import clparse.progress
+
+    monkeypatch.setattr(clparse.progress, "is_terminal", lambda stream: True)
+    result = invoke_cli(["explain", "--db", trained_db, "--theta", "3"], stdin="The dog barked .\n")
+    assert result.exit_code == 0, result.output
+    assert "reading sentences from the terminal" in result.stderr and "Ctrl-D" in result.stderr
+    assert "(ROOT" in result.stdout
+    monkeypatch.undo()  # from a pipe or a file: nothing said
+    piped = invoke_cli(["explain", "--db", trained_db, "--theta", "3"], stdin="The dog barked .\n")
+    assert piped.exit_code == 0 and "reading sentences" not in piped.stderr, piped.output

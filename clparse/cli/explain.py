@@ -20,7 +20,14 @@ def _sentences(words: tuple[str, ...], input_format: str) -> list[Any]:
 
     if words:
         return [sentence_tokens(" ".join(words), input_format, "sentence")]
+    import sys
+
+    from clparse.progress import is_terminal
     from clparse.read.sentences import _lines  # stdin line by line: undecodable bytes are named
+
+    if is_terminal(sys.stdin):  # `clparse explain --db DB` alone waited for the terminal without a word
+        click.echo("no SENTENCE given: reading sentences from the terminal, one per line; Ctrl-D ends (or "
+                   "give the sentence after the options: clparse explain --db DB The dog barked .)", err=True)
 
     found = [sentence_tokens(line, input_format, "stdin", number)
              for number, line in _lines("-") if line.strip()]

@@ -314,6 +314,9 @@ class Parser:
         except UnicodeEncodeError as exc:  # spaCy's tokenizer would fail on it with a traceback
             raise ParameterError("text", f"character {exc.start} ({text[exc.start]!r}) is a lone surrogate, "
                                  "not text (bytes decoded with errors='surrogateescape'?)") from None
+        if "\x00" in text:  # as parse --input-format text refuses it: no tree could be read back holding it
+            at = text.index("\x00")
+            raise ParameterError("text", f"character {at} is a NUL byte: binary data, not text")
         # A byte-order mark (first: a file read as "utf-8", not "utf-8-sig"; further on: files joined with
         # `cat`) is not text, as in every file clparse reads. Read as a space, as parse --input-format text
         # reads it: one character for one, so the offsets still point into ``text``.

@@ -134,13 +134,14 @@ def word(text: str) -> str:
     ``_``, which PTB text cannot hold; "" for a token of white space only. A byte-order mark counts as
     white space, as in every text clparse reads: spaCy glues one to the first word of a file read without
     "utf-8-sig", and clparse's tree reader takes it for a separator, so a tree holding it read back with
-    other words. A zero-width space does too, as in text input (it was an invisible word). (The parser
-    spells parentheses -LRB-/-RRB- itself: :func:`clparse.read.tree.escape_brackets`, as for every untagged
+    other words. A zero-width space does too, as in text input (it was an invisible word), and a NUL
+    character (no tree holding one reads back: a constituent's ``parse_string`` failed). (The parser spells
+    parentheses -LRB-/-RRB- itself: :func:`clparse.read.tree.escape_brackets`, as for every untagged
     input.)"""
     return "_".join(text.translate(_INVISIBLE_WHITE).split())
 
 
-_INVISIBLE_WHITE = {0xFEFF: " ", 0x200B: " "}
+_INVISIBLE_WHITE = {0xFEFF: " ", 0x200B: " ", 0x00: " "}
 
 
 def _word_ranges(doc: Doc, start: int, end: int) -> List[Tuple[int, int]]:

@@ -196,3 +196,22 @@ def test_spacy_each_token_of_an_emoji_sequence_has_its_words_attributes(nlp: obj
     assert thumb._.parse_string == tone._.parse_string == doc[2:4]._.parse_string
     assert thumb._.parse_string.endswith(" 👍🏽)")
     assert thumb._.labels == doc[2:4]._.labels and tone._.parent == doc[2:4]._.parent
+
+
+def test_a_nul_character_is_refused_by_parse_text_and_white_space_to_spacy(trained_db: Path,
+                                                                            nlp: object) -> None:
+    """A NUL character in text went into a word: ``parse_text`` gave a tree clparse's own reader refuses
+    (binary data), as ``parse --input-format text`` refuses the input; in the spaCy component a
+    constituent's ``parse_string`` (which reads the tree back) raised TreebankError."""
+    from clparse.errors import ParameterError
+    from clparse.parser import Parser
+    from clparse.read.ptb import parse_tree
+
+    parser = Parser.from_db(trained_db, theta=3, beam=2, tag_alternatives=0)
+    with pytest.raises(ParameterError, match="character 7 is a NUL byte"):
+        parser.parse_text("The dog\x00 barked.")
+    doc = nlp("The dog\x00 barked \x00 .")  # type: ignore[operator]
+    (sent,) = doc.sents
+    assert parse_tree(sent._.parse_string).words() == ["The", "dog", "barked", "."]
+    for constituent in sent._.constituents:
+        constituent._.parse_string

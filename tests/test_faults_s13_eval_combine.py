@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -188,3 +188,56 @@ def test_one_per_line_names_compressed_utf16_and_indented_files(tmp_path: Path) 
     assert said[wide].stderr.strip().endswith("(UTF-16 text: save it as UTF-8)")
     assert said[indented].stderr.startswith(f"Error: {indented}:1:1: unbalanced '(': tree is not closed at "
                                             "the end of the line (--one-per-line reads one parse per line")
+
+
+# ----------------------------------------------------------------------------- parse with a combination
+
+
+def test_a_combination_whose_member_is_gone_says_so(copy_trained_db: Callable[[], Path],
+                                                    tmp_path: Path) -> None:
+    """A member database moved away: `parse --db COMBO` said "MEMBER: no such database; check the path, or
+    make a run with `clparse prepare --db MEMBER ...`", a path the user never gave and the wrong remedy."""
+    from clparse.combine.run import MemberSpec, fit_members
+
+    member = copy_trained_db()
+    dev = tmp_path / "dev.ptb"
+    dev.write_text("".join(format_tree(t) + "\n" for t in list(read_trees(sample_path("dev")))[:3]))
+    combo = tmp_path / "combo.sqlite"
+    fit_members([MemberSpec("clparse", member, "3")], [dev], combo, k=1, beam=20, max_evaluations=10,
+                progress=False)
+    member.rename(tmp_path / "moved.sqlite")
+    for args in (["parse", "--db", combo], ["explain", "--db", combo, "The dog barked ."]):
+        result = invoke(args, stdin="The dog barked .\n")
+        assert result.exit_code == 1
+        assert result.stderr.strip() == (f"Error: {combo}: its member {member} is not there (moved or "
+                                         "deleted?): a combination names its members' databases by path; put "
+                                         "it back, or fit the combination again with `clparse combine`")
+
+
+# ----------------------------------------------------------------------------- combine
+
+
+@pytest.mark.parametrize("theta", ["-1", "0", "nan", "inf"])
+def test_combine_member_theta_out_of_range_is_a_usage_error(trained_db: Path, tmp_path: Path,
+                                                            theta: str) -> None:
+    """--member RUN@-1 (or 0, nan, inf) passed the option's check and failed once the member opened with
+    "Θ̂ must be a positive number, got -1.0", naming neither the option nor the member."""
+    dev = tmp_path / "dev.ptb"
+    dev.write_text(GOLD)
+    out = tmp_path / "c.sqlite"
+    result = invoke(["combine", "--member", f"{trained_db}@{theta}", "--dev", dev, "-o", out])
+    assert result.exit_code == 2
+    said = f"Invalid value for '--member': '{trained_db}@{theta}': Θ̂ after @ must be a positive number"
+    assert said in result.stderr
+    assert not out.exists()
+
+
+def test_combine_member_theta_is_stored_without_spaces(trained_db: Path, tmp_path: Path) -> None:
+    """--member 'RUN@ 3' was stored (and shown, and named in later messages) as Θ̂ ' 3'."""
+    dev = tmp_path / "dev.ptb"
+    dev.write_text("".join(format_tree(t) + "\n" for t in list(read_trees(sample_path("dev")))[:3]))
+    combo = tmp_path / "c.sqlite"
+    result = invoke(["combine", "--member", f"{trained_db}@ 3", "--dev", dev, "-o", combo, "--kbest", "1",
+                     "--beam", "20", "--max-evaluations", "10"])
+    assert result.exit_code == 0, result.stderr
+    assert f"member {trained_db}@3: dev F1" in result.stdout

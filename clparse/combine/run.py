@@ -240,6 +240,11 @@ class CombinedParser:
                                          f"{stored.beam}: leave it out (or fit again with `clparse combine "
                                          "--beam`)")
         options = {**options, "beam": stored.beam, "kbest": stored.k}
+        missing = next((m.source for m in stored.members if not Path(m.source).exists()), None)
+        if missing is not None:  # said as a run to make with `clparse prepare --db MEMBER`
+            raise ConfigurationError(f"{db}: its member {missing} is not there (moved or deleted?): a "
+                                     "combination names its members' databases by path; put it back, or fit "
+                                     "the combination again with `clparse combine`")
         members = [open_member(Path(m.source), m.theta, "or fit the combination again with a Θ̂ named: "
                                f"--member {m.source}@THETA", **options) for m in stored.members]
         fitted_with = stored.dev.get("members")  # absent in combinations stored before it was kept

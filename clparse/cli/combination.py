@@ -21,12 +21,17 @@ def _member(ctx: click.Context, param: click.Parameter, values: tuple[str, ...])
     members = []
     for value in values:
         path, at, theta = value.rpartition("@") if "@" in value else (value, "", "best")
+        theta = theta.strip()  # "RUN@ 3" was stored and shown as Θ̂ " 3"
         if at and theta != "best":
             try:
-                float(theta)
+                number = float(theta)
             except ValueError:
                 raise click.BadParameter(f"{value!r}: Θ̂ after @ must be a number or best", ctx,
                                          param) from None
+            # -1, 0, nan or inf: "Θ̂ must be a positive number, got -1.0" once the member opened, naming none
+            if not 0 < number < float("inf"):
+                raise click.BadParameter(f"{value!r}: Θ̂ after @ must be a positive number (or best)", ctx,
+                                         param)
         if not Path(path).is_file():
             raise click.BadParameter(f"{path}: no such database", ctx, param)
         members.append(MemberSpec("clparse", Path(path), theta or "best"))

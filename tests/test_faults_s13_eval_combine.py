@@ -241,3 +241,16 @@ def test_combine_member_theta_is_stored_without_spaces(trained_db: Path, tmp_pat
                      "--beam", "20", "--max-evaluations", "10"])
     assert result.exit_code == 0, result.stderr
     assert f"member {trained_db}@3: dev F1" in result.stdout
+
+
+def test_compare_names_the_file_with_too_many_mismatches(tmp_path: Path) -> None:
+    """compare stopped at MAX_ERROR with "more than 10 sentences with mismatched words; ..." without saying
+    whether A or B had them."""
+    gold, good, bad = tmp_path / "gold.ptb", tmp_path / "a.ptb", tmp_path / "b.ptb"
+    gold.write_text(GOLD * 12)
+    good.write_text(GOLD * 12)
+    bad.write_text(GOLD.replace("dog", "cat") * 12)
+    for a, b in ((good, bad), (bad, good)):
+        result = invoke(["compare", gold, a, b])
+        assert result.exit_code == 1
+        assert result.stderr.startswith(f"Error: {bad}: more than 10 sentences with mismatched words")

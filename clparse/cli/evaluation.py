@@ -27,7 +27,7 @@ def _scored(gold: Path, test: Path, params: Any, one_per_line: bool, what: str) 
     """:func:`~clparse.evaluate.evaluate_files` with a progress line (sentences scored, on a terminal): a
     big file took 18 s per 18,000 sentences in silence, and ``compare`` scores two."""
     from clparse.errors import TokenMismatchError
-    from clparse.evaluate import evaluate, read_parses
+    from clparse.evaluate import TooManyErrors, evaluate, read_parses
     from clparse.progress import Progress
     from clparse.read import read_trees
 
@@ -41,6 +41,8 @@ def _scored(gold: Path, test: Path, params: Any, one_per_line: bool, what: str) 
 
         try:
             return evaluate(counted(read_trees(gold)), read_parses(test, one_per_line=one_per_line), params)
+        except TooManyErrors as exc:  # named: compare's A or B could not be told apart
+            raise TooManyErrors(f"{test}: {exc}") from None
         except TokenMismatchError as exc:
             if not str(exc).startswith(("test file has more trees", "gold file has more trees")):
                 raise

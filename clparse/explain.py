@@ -156,8 +156,9 @@ class Explanation:
         score = ": the parse's score (max-min)" if self.aggregator == "maxmin" else ""
         for c in self.constituents:
             flag = f"   <- the lowest{score}" if c.lowest else ""
+            trees = f"{len(c.kappas)} tree{'' if len(c.kappas) == 1 else 's'}"  # "from 1 trees"
             lines += ["", f"{c.label} over tokens {c.start}-{c.end} \"{' '.join(c.words)}\": confidence "
-                          f"{c.confidence:+.4f} from {len(c.kappas)} trees{flag}"]
+                          f"{c.confidence:+.4f} from {trees}{flag}"]
             for t in c.top:
                 lines.append(f"  κ {t.kappa:+.4f}  {t.label} tree {t.iteration} (label_id {t.label_id}, "
                              f"iteration {t.iteration}, leaf node {t.leaf})")

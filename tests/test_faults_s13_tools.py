@@ -149,3 +149,16 @@ def test_explain_without_a_sentence_at_a_terminal_says_it_reads_one(trained_db: 
     monkeypatch.undo()  # from a pipe or a file: nothing said
     piped = invoke_cli(["explain", "--db", trained_db, "--theta", "3"], stdin="The dog barked .\n")
     assert piped.exit_code == 0 and "reading sentences" not in piped.stderr, piped.output
+
+
+def test_explain_counts_one_tree_in_the_singular(trained_db: Path) -> None:
+    # "ROOT over tokens 0-3 ...: confidence +2.8262 from 1 trees"
+    from clparse import api
+    from clparse.explain import explain
+
+    found = explain(api.open_parser(trained_db, 10.0), ["The", "cat", "."])  # ROOT: one tree
+    one = [c for c in found.constituents if len(c.kappas) == 1]
+    assert one, [len(c.kappas) for c in found.constituents]
+    text = found.format()
+    assert " from 1 trees" not in text and " from 1 tree" in text
+    assert all(f" from {len(c.kappas)} trees" in text for c in found.constituents if len(c.kappas) > 1)

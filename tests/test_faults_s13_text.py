@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from clparse.read.text import TextSentence, split_stream, split_text
-from tests.test_text_input import TEXT, check_offsets
+from tests.test_text_input import ALPHABET, TEXT, check_offsets
 
 THETA = "3"  # the session's trained sample is not calibrated
 BOM, ZWSP = "\ufeff", "\u200b"
@@ -215,3 +216,42 @@ def test_a_nul_character_is_refused_by_parse_text_and_white_space_to_spacy(train
     assert parse_tree(sent._.parse_string).words() == ["The", "dog", "barked", "."]
     for constituent in sent._.constituents:
         constituent._.parse_string
+
+
+# ------------------------------------------------- properties: any character, and the spaCy component
+
+# Any character but a lone surrogate (text cannot hold one), beside the hand-picked alphabet: control
+# characters, other scripts, symbols, unassigned code points.
+ANY_CHARACTER = st.characters(blacklist_categories=("Cs",))
+ANY_TEXT = st.lists(st.one_of(ALPHABET, ANY_CHARACTER), max_size=60).map("".join)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ANY_TEXT)
+def test_offsets_cover_every_character_of_text_with_any_characters(text: str) -> None:
+    sentences = split_text(text)
+    check_offsets(text, sentences)
+    assert list(split_stream(io.StringIO(text, newline=""))) == sentences
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(text=ANY_TEXT)
+@example(text="A\x00 👍🏽 b🇺🇸🇫🇷\u200d👩 \u200b.")
+def test_spacy_trees_hold_the_docs_words_and_every_attribute_answers(nlp: object, text: str) -> None:
+    """On any text: each sentence's tree reads back (clparse's reader) with the words of its tokens, and
+    every constituent's and every word token's attributes answer without an error."""
+    from clparse.parser import escape
+    from clparse.read.ptb import parse_tree
+    from clparse.spacy_component import word
+
+    doc = nlp(text)  # type: ignore[operator]
+    for sent, record in zip(doc.sents, doc._.clparse_sentences):
+        words = [escape(word(doc[a:b].text)) for a, b in zip(record["words"], record["ends"])]
+        assert (parse_tree(sent._.parse_string).words() if words else []) == words
+        for constituent in sent._.constituents:
+            constituent._.parse_string, constituent._.children, constituent._.parent
+        for token in sent:
+            token._.labels, token._.confidence
+            if word(token.text):
+                token._.parse_string

@@ -187,7 +187,8 @@ def test_one_per_line_names_compressed_utf16_and_indented_files(tmp_path: Path) 
     assert said[packed].stderr.strip().endswith("(gzip-compressed: gunzip it first)")
     assert said[wide].stderr.strip().endswith("(UTF-16 text: save it as UTF-8)")
     assert said[indented].stderr.startswith(f"Error: {indented}:1:1: unbalanced '(': tree is not closed at "
-                                            "the end of the line (--one-per-line reads one parse per line")
+                                            "the end of the line; --one-per-line reads one parse per line, "
+                                            "and an indented file")
 
 
 # ----------------------------------------------------------------------------- parse with a combination
@@ -254,3 +255,22 @@ def test_compare_names_the_file_with_too_many_mismatches(tmp_path: Path) -> None
         result = invoke(["compare", gold, a, b])
         assert result.exit_code == 1
         assert result.stderr.startswith(f"Error: {bad}: more than 10 sentences with mismatched words")
+
+
+@pytest.mark.parametrize(("written", "hint"), [
+    ('{"tokens": ["the"], "trees": []}\n', "; it looks like parse --format json output: eval reads trees"),
+    ("-0.25\t" + GOLD + "\n", "; it looks like parse --kbest output, a score before each tree: eval scores"),
+    ("# sentence 1, tree 1 of 2, score -0.25\n" + GOLD + "\n", "; it looks like parse --kbest output"),
+])
+def test_eval_of_parse_output_it_cannot_score_says_what_it_is(tmp_path: Path, written: str,
+                                                              hint: str) -> None:
+    """`parse --format json` or `--kbest` output given to eval: "text '{"tokens":' outside any bracket",
+    with no word of what the file is or how to write one eval reads."""
+    gold, test = tmp_path / "gold.ptb", tmp_path / "test.txt"
+    gold.write_text(GOLD)
+    test.write_text(written)
+    for args in (["eval", gold, test], ["eval", gold, test, "--one-per-line"], ["compare", gold, gold, test]):
+        result = invoke(args)
+        assert result.exit_code == 1
+        assert result.stderr.startswith(f"Error: {test}:1:1: text ")
+        assert hint in result.stderr

@@ -26,7 +26,7 @@ def _params(prm: Path | None, collins: bool) -> Any:
 def _scored(gold: Path, test: Path, params: Any, one_per_line: bool, what: str) -> Any:
     """:func:`~clparse.evaluate.evaluate_files` with a progress line (sentences scored, on a terminal): a
     big file took 18 s per 18,000 sentences in silence, and ``compare`` scores two."""
-    from clparse.errors import TokenMismatchError
+    from clparse.errors import TokenMismatchError, TreebankError
     from clparse.evaluate import TooManyErrors, evaluate, read_parses
     from clparse.progress import Progress
     from clparse.read import read_trees
@@ -43,6 +43,8 @@ def _scored(gold: Path, test: Path, params: Any, one_per_line: bool, what: str) 
             return evaluate(counted(read_trees(gold)), read_parses(test, one_per_line=one_per_line), params)
         except TooManyErrors as exc:  # named: compare's A or B could not be told apart
             raise TooManyErrors(f"{test}: {exc}") from None
+        except TreebankError as exc:
+            raise _parse_output_hint(exc) from None
         except TokenMismatchError as exc:
             if not str(exc).startswith(("test file has more trees", "gold file has more trees")):
                 raise
@@ -56,6 +58,29 @@ def _scored(gold: Path, test: Path, params: Any, one_per_line: bool, what: str) 
                 message += f"; {test} ends with a blank line, which --one-per-line reads as a failed parse " \
                            "(remove it)"
             raise TokenMismatchError(message) from None
+
+
+def _parse_output_hint(error: Any) -> Any:
+    """A :class:`~clparse.errors.TreebankError` at text before the first tree, with what wrote it when it is
+    `clparse parse` output eval cannot score (it said only "text '{"tokens":' outside any bracket")."""
+    import re
+
+    from clparse.errors import TreebankError
+
+    match = re.fullmatch(r"text '(.*)' outside any bracket", error.problem)
+    if match is None:
+        return error
+    token = match.group(1)
+    if token.startswith("{"):
+        hint = "it looks like parse --format json output: eval reads trees, as parse --format ptb or " \
+               "pretty writes them"
+    elif token == "#" or re.fullmatch(r"-?(\d+\.?\d*(e-?\d+)?|nan)", token):
+        hint = "it looks like parse --kbest output, a score before each tree: eval scores one tree per " \
+               "sentence, as parse without --kbest writes them"
+    else:
+        return error
+    # prose, not an aside in parentheses: a long line drops those
+    return TreebankError(error.path, error.line, error.column, f"{error.problem}; {hint}")
 
 
 def _ends_blank(path: Path) -> bool:

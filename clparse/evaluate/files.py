@@ -11,8 +11,8 @@ from clparse.read.ptb import UNCLOSED, iter_trees_from_lines, read_trees, split_
 from clparse.read.tree import Tree
 
 #: Why a tree may not close on its line: a file of trees laid out over several lines.
-ONE_PER_LINE_HINT = ("--one-per-line reads one parse per line: an indented file, such as parse --format "
-                     "pretty writes, is read without it")
+ONE_PER_LINE_HINT = ("--one-per-line reads one parse per line, and an indented file (as parse --format "
+                     "pretty writes) is read without it")
 
 
 def read_parses(path: str | Path, *, one_per_line: bool = False) -> Iterator[Tree]:
@@ -49,7 +49,7 @@ def read_parses(path: str | Path, *, one_per_line: bool = False) -> Iterator[Tre
             except TreebankError as exc:  # read as a text of one line: its line 1 is this line
                 problem = exc.problem
                 if problem.startswith(UNCLOSED):  # it said "at end of file (line 1)" of any line
-                    problem = f"{UNCLOSED} at the end of the line ({ONE_PER_LINE_HINT})"
+                    problem = f"{UNCLOSED} at the end of the line; {ONE_PER_LINE_HINT}"  # prose: never cut
                 raise TreebankError(name, lineno, exc.column, problem) from None
             # evalb.c's read_line reads brackets to the end of the line, whatever closes before it
             yield trees[0] if len(trees) == 1 else TreeSequence(trees)

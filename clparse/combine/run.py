@@ -101,8 +101,10 @@ def ptb_lists(source: Path, gold: Sequence[Tree], kept: Sequence[int] | None = N
     """Another parser's trees of the dev sentences, one per gold tree and with its words, as one-tree
     lists; anything else is one error naming the file and tree (votes of other sentences would be
     counted silently, or fail deep in the vote count). ``kept``: the positions of ``gold`` among all
-    ``total`` dev trees (``--max-words``), so that a file of parses of every dev sentence serves too."""
-    trees = list(read_trees(source))
+    ``total`` dev trees (``--max-words``), so that a file of parses of every dev sentence serves too. A
+    failed parse, ``()`` or ``(ROOT)`` as EVALB's test files hold it, is an empty list: no votes."""
+    # "()" was refused as "empty tree '()'": a parser's failures stopped its file from being a member
+    trees = list(read_trees(source, allow_empty=True))
     if kept is not None and total is not None and len(trees) == total != len(gold):
         trees = [trees[i] for i in kept]  # the parses of every dev sentence: those of the kept ones
     if len(trees) != len(gold):
@@ -111,14 +113,24 @@ def ptb_lists(source: Path, gold: Sequence[Tree], kept: Sequence[int] | None = N
                                  "one parse per dev sentence, in order")
     for number, (tree, reference) in enumerate(zip(trees, gold), 1):
         mine, theirs = _words(tree), _words(reference)
-        if mine != theirs:
+        if mine != theirs and not _failed(tree):
             at = next((i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b),
                       min(len(mine), len(theirs)))
             raise ConfigurationError(
                 f"{source}: tree {number} is not a parse of dev sentence {number}: {len(mine)} words against "
                 f"{len(theirs)}, first difference at word {at + 1} ({_shown(mine, at)} against "
                 f"{_shown(theirs, at)}); one parse per dev sentence, in order, over its words")
-    return [[(tree, 0.0)] for tree in trees]
+    return [[] if _failed(tree) else [(tree, 0.0)] for tree in trees]
+
+
+def _flat(tree: Tree) -> Tree:
+    """``tree``'s words under a ROOT alone: a parse with no bracket EVALB counts."""
+    return Tree("ROOT", list(tree.preterminals()))
+
+
+def _failed(tree: Tree) -> bool:
+    """A failed parse: ``()`` or a bare ``(ROOT)``."""
+    return not tree.is_preterminal and not tree.children
 
 
 def _shown(words: list[str], at: int) -> str:
@@ -178,7 +190,10 @@ def fit_members(members: Sequence[MemberSpec], dev_files: Sequence[str | Path], 
         parser = parsers[number]
         fitted_with.append(fingerprint(parser))
         lists.append(member_lists(parser, gold, f"member {number}/{len(members)}", progress))
-    singles = [evaluate(gold, [sentence[0][0] for sentence in member]).all.f1 for member in lists]
+    # a member's failed parse scores as a flat tree, no bracket, as the fit counts it (EVALB would skip it: a
+    # member failing on every hard sentence would show the F1 of the easy ones)
+    singles = [evaluate(gold, [sentence[0][0] if sentence else _flat(reference)
+                               for sentence, reference in zip(member, gold)]).all.f1 for member in lists]
     echo("members' dev F1: " + ", ".join(f"{f:.2f}" for f in singles) + f"; fitting on {len(gold)} sentences")
     sentences = [dev_sentence(collect([member[s] for member in lists]), g) for s, g in enumerate(gold)]
     fitted = fit(sentences, len(members), max_evaluations=max_evaluations)

@@ -218,6 +218,25 @@ def test_a_nul_character_is_refused_by_parse_text_and_white_space_to_spacy(train
         constituent._.parse_string
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("Ask Rep. Smith now.", [["Ask", "Rep.", "Smith", "now", "."]]),
+    ("Gov. Brown and Lt. Dan met Rev. King.", [["Gov.", "Brown", "and", "Lt.", "Dan", "met", "Rev.", "King",
+                                               "."]]),
+    ("He is Assoc. Dean at the Hon.\nJudge's court in Ft. Worth.",
+     [["He", "is", "Assoc.", "Dean", "at", "the", "Hon.", "Judge", "'s", "court", "in", "Ft.", "Worth",
+       "."]]),
+    # a sentence-starting word after it: the title's period ends the sentence (a firm's "& Assoc.")
+    ("Smith and Assoc. The firm grew.", [["Smith", "and", "Assoc."], ["The", "firm", "grew", "."]]),
+    ("He did a rep. Then he left.", [["He", "did", "a", "rep."], ["Then", "he", "left", "."]]),
+])
+def test_a_title_before_a_name_does_not_end_the_sentence(text: str, expected: list[list[str]]) -> None:
+    """``Ask Rep. Smith now.`` was two sentences, ``Ask Rep.`` and ``Smith now.`` (also Gov., Lt., Rev.,
+    Hon., Assoc., and Ft. Worth, which was ``Ft .`` besides): syntok knows Prof. and Gen., not these."""
+    sentences = split_text(text)
+    assert words(sentences) == expected
+    check_offsets(text, sentences)
+
+
 # ------------------------------------------------- properties: any character, and the spaCy component
 
 # Any character but a lone surrogate (text cannot hold one), beside the hand-picked alphabet: control

@@ -62,6 +62,19 @@ NUMBERED = frozenset({
 })
 NUMBERED_CAPITAL = frozenset({"art", "arts", "ex", "tab", "col", "cols", "op"})
 _BEFORE_NUMBER = re.compile(r"(?<![\w.\-'’])([A-Za-z]+)\.(?=\s+\(?\d)")
+# Titles before a name (``Rep. Smith``, ``Gov. Brown``, ``Ft. Worth``): capitalised, before a capitalised
+# word, their period does not end the sentence either (syntok knows some, such as Prof. and Gen.).
+TITLES = frozenset({
+    "prof", "gen", "col", "capt", "sgt", "lt", "rev", "hon", "gov", "sen", "rep", "reps", "cpl", "maj", "adm",
+    "ft", "mt", "pres", "supt", "atty", "assoc", "insp", "cmdr", "brig",
+})
+_BEFORE_NAME = re.compile(r"(?<![\w.\-'’])([A-Z][a-z]+)\.\s+([A-Z]\w*)")
+# Words that start sentences, never names: after one, a title's period ends the sentence (``& Assoc. The``).
+_STARTERS = frozenset({
+    "The", "A", "An", "It", "This", "That", "These", "Those", "He", "She", "We", "They", "I", "In", "On",
+    "At", "But", "And", "So", "Then", "There", "Here", "If", "When", "What", "Our", "My", "His", "Her", "Its",
+    "Their", "Your", "You", "As", "For",
+})
 
 _LINE_BREAK = r"(?:\r\n|\r(?!\n)|\n)"  # "\r\n" is one line break, not two
 _WHITE = re.compile(r"[\s\u200b\ufeff]")  # a zero-width space or a stray byte-order mark separates words
@@ -189,14 +202,17 @@ def _is_symbol(char: str) -> bool:
             or 0xFE00 <= code <= 0xFE0F or 0xE0020 <= code <= 0xE007F)  # not ^ or `: Sk too, in ASCII
 
 
-def _numbered_periods(paragraph: str) -> list[int]:
-    """Where the period of an abbreviation before a number is (``Eq. 3``, ``No. (5)``: :data:`NUMBERED`)."""
+def _abbreviation_periods(paragraph: str) -> list[int]:
+    """Where the period of an abbreviation is that ends no sentence: before a number (``Eq. 3``, ``No. (5)``:
+    :data:`NUMBERED`), or a title before a name (``Rep. Smith``: :data:`TITLES`)."""
     found = []
     for m in _BEFORE_NUMBER.finditer(paragraph):
         word = m.group(1)
         if word.lower() in NUMBERED or (word.lower() in NUMBERED_CAPITAL and word[0].isupper()):
             found.append(m.end(1))
-    return found
+    found += [m.end(1) for m in _BEFORE_NAME.finditer(paragraph)
+              if m.group(1).lower() in TITLES and m.group(2) not in _STARTERS]
+    return sorted(found)
 
 
 def _sentence_starts(paragraph: str) -> list[int]:
@@ -210,8 +226,9 @@ def _sentence_starts(paragraph: str) -> list[int]:
     # offsets hold; a letter would read as an initial or as a lower-case start).
     if not paragraph.isascii():
         paragraph = _NON_ASCII.sub(lambda m: "0" if _is_symbol(m.group()) else m.group(), paragraph)
-    # syntok ends a sentence at "Eq." before "3" (``see Eq. 3 for``): it sees no period there.
-    periods = _numbered_periods(paragraph)
+    # syntok ends a sentence at "Eq." before "3" (``see Eq. 3 for``), or "Rep." before "Smith": it sees no
+    # period there.
+    periods = _abbreviation_periods(paragraph)
     if periods:
         characters = list(paragraph)
         for at in periods:
@@ -249,9 +266,10 @@ def _join_clusters(paragraph: str, spans: list[tuple[int, int]]) -> list[tuple[i
     return out
 
 
-def _join_numbered(paragraph: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """An abbreviation before a number keeps its period (``No. 5``, as GUM has it; spaCy gave ``No .``)."""
-    periods = set(_numbered_periods(paragraph))
+def _join_abbreviations(paragraph: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """An abbreviation before a number or a title before a name keeps its period (``No. 5``, as GUM has it;
+    spaCy gave ``No .``)."""
+    periods = set(_abbreviation_periods(paragraph))
     out: list[tuple[int, int]] = []
     for s, e in spans:
         if out and s in periods and e == s + 1 and out[-1][1] == s:
@@ -343,7 +361,7 @@ def split_paragraph(paragraph: str, offset: int = 0, quotes: str = "ptb") -> lis
     flat = _WHITE.sub(" ", paragraph)  # one character for one: offsets hold
     if not flat.strip():
         return []
-    spans = _join_numbered(flat, _fix_hyphens(flat, _join_clusters(flat, _raw_tokens(flat))))
+    spans = _join_abbreviations(flat, _fix_hyphens(flat, _join_clusters(flat, _raw_tokens(flat))))
     # A sentence starts at the first token at or after each of syntok's sentence starts.
     starts = sorted(_sentence_starts(flat))
     sentences: list[TextSentence] = []

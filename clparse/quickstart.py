@@ -8,9 +8,10 @@ already there (training and calibration resume rather than restart).
 
 from __future__ import annotations
 
+import json
+import shlex
 from collections.abc import Callable
 from pathlib import Path
-import json
 from typing import IO, Any
 
 from clparse.data import sample_path
@@ -35,7 +36,9 @@ def run_quickstart(echo: Callable[[str], object] = print, db: Path = Path("db/qu
     from clparse.train import StopRule, format_status
 
     train_file, dev_file = sample_path("train"), sample_path("dev")
-    echo(f"== 1. prepare: clparse prepare --db {db} --train {train_file} --dev {dev_file}")
+    # the commands shown are to be pasted: a path with a space (an install under "My Projects") is quoted
+    at, train_at, dev_at = (shlex.quote(str(path)) for path in (db, train_file, dev_file))
+    echo(f"== 1. prepare: clparse prepare --db {at} --train {train_at} --dev {dev_at}")
     api.init(db, echo=echo)
     bars: list[Progress] = []
 
@@ -56,7 +59,7 @@ def run_quickstart(echo: Callable[[str], object] = print, db: Path = Path("db/qu
     echo(api.sql(db, "SELECT name, candidates, positives, examples AS distinct_examples FROM labels "
                        "ORDER BY positives DESC LIMIT 5"))
 
-    echo(f"== 2. train every label: clparse train --db {db} --until-theta {until_theta:g}")
+    echo(f"== 2. train every label: clparse train --db {at} --until-theta {until_theta:g}")
     rule = StopRule(until_theta=until_theta)
     labels = [r.label for r in api.status(db)]
     with TrainingProgress(len(labels), stream, count=lambda: len(api.finished_labels(db, labels, rule))) \
@@ -74,7 +77,7 @@ def run_quickstart(echo: Callable[[str], object] = print, db: Path = Path("db/qu
                  "AND i.iteration % 20 = 1 ORDER BY i.iteration"))
 
     grid = api.calibration_grid(db, points=8)
-    echo(f"== 3. calibrate Θ̂ on the dev sample (greedy): clparse calibrate --db {db} --beam 1 --points 8")
+    echo(f"== 3. calibrate Θ̂ on the dev sample (greedy): clparse calibrate --db {at} --beam 1 --points 8")
     with Progress("calibrating", None, "sentences", stream) as bar:
         def sentence(theta: float, done: int, total: int) -> None:
             if bar.total is None:
@@ -85,13 +88,13 @@ def run_quickstart(echo: Callable[[str], object] = print, db: Path = Path("db/qu
                                on_sentence=sentence)
     echo(format_points(result.points, result.best_theta))
 
-    echo(f"\n== 4. parse: clparse parse --db {db} --theta best --beam {beam} (tokens tagged by the stored "
+    echo(f"\n== 4. parse: clparse parse --db {at} --theta best --beam {beam} (tokens tagged by the stored "
          "tagger)")
     echo(toy_model_note(db, result.points, result.best_theta))
     parser = api.open_parser(db, "best", beam=beam)
     for sentence_text in EXAMPLES:
         echo(str(parser.parse(sentence_text)))
-    echo(f"\nNext: clparse report --db {db} --plot fig2.png; clparse sql --db {db} (see README for queries)")
+    echo(f"\nNext: clparse report --db {at} --plot fig2.png; clparse sql --db {at} (see README for queries)")
 
 
 def toy_model_note(db: Path, points: list[Any], best_theta: float | None) -> str:

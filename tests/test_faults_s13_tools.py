@@ -162,3 +162,33 @@ def test_explain_counts_one_tree_in_the_singular(trained_db: Path) -> None:
     text = found.format()
     assert " from 1 trees" not in text and " from 1 tree" in text
     assert all(f" from {len(c.kappas)} trees" in text for c in found.constituents if len(c.kappas) > 1)
+
+
+def test_quickstart_commands_paste_with_a_space_in_a_path(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # "clparse prepare --db db/quickstart.sqlite --train /Users/me/My Projects/.../train.ptb ...": the
+    # command it says does the same by hand split the path in two when pasted
+    from clparse import api, quickstart
+    from clparse.data import sample_path
+
+    where = tmp_path / "My Projects"
+    where.mkdir()
+    files = {split: where / f"{split}.ptb" for split in ("train", "dev")}
+    for split, file in files.items():
+        shutil.copyfile(sample_path(split), file)
+    monkeypatch.setattr(quickstart, "sample_path", lambda split: files[split])
+
+    class Stop(Exception):
+        pass
+
+    def stop(*args: object, **kwargs: object) -> None:
+        raise Stop
+
+    monkeypatch.setattr(api, "init", stop)  # what step 1 says is all this test needs
+    said: list[str] = []
+    db = tmp_path / "a db" / "quickstart.sqlite"
+    with pytest.raises(Stop):
+        quickstart.run_quickstart(echo=said.append, db=db)
+    command = said[0].split(": ", 1)[1]
+    assert shlex.split(command) == ["clparse", "prepare", "--db", str(db), "--train", str(files["train"]),
+                                    "--dev", str(files["dev"])]

@@ -291,3 +291,13 @@ def test_a_ptb_member_may_hold_failed_parses(trained_db: Path, tmp_path: Path) -
     first, second = (evaluate([t], [t]).all for t in gold)
     both = 2 * first.gold_brackets / (2 * first.gold_brackets + second.gold_brackets)  # P 1, R of the first
     assert report.member_f1[1] == pytest.approx(100 * both)
+
+
+@pytest.mark.parametrize("command", ["eval", "compare"])
+def test_a_dash_for_a_tree_file_says_files_are_read(tmp_path: Path, command: str) -> None:
+    """`parse ... | clparse eval GOLD -` said "File '-' does not exist" (parse reads - as standard input)."""
+    gold = tmp_path / "gold.ptb"
+    gold.write_text(GOLD)
+    result = invoke([command, gold, "-", *([gold] if command == "compare" else [])], stdin=GOLD)
+    assert result.exit_code == 2
+    assert "'-': trees are read from files, not standard input" in result.stderr

@@ -13,6 +13,23 @@ from clparse.cli.core import main
 from clparse.cli.options import EXISTING_FILE, SEED
 
 
+class TreeFile(click.Path):
+    """An existing tree file; ``-`` is refused as such (click said "File '-' does not exist", and ``parse``
+    reads ``-`` as standard input)."""
+
+    def __init__(self) -> None:
+        super().__init__(exists=True, dir_okay=False, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value == "-":
+            self.fail("'-': trees are read from files, not standard input (save them to a file first, such "
+                      "as parse -o FILE)", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+TREE_FILE = TreeFile()
+
+
 def _params(prm: Path | None, collins: bool) -> Any:
     from clparse.evaluate import EvalbParams
 
@@ -122,8 +139,8 @@ def _with_eval_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @main.command("eval")
-@click.argument("gold", type=EXISTING_FILE)
-@click.argument("test", type=EXISTING_FILE)
+@click.argument("gold", type=TREE_FILE)
+@click.argument("test", type=TREE_FILE)
 @_with_eval_options
 @click.option("--json", "as_json", is_flag=True,
               help="Print JSON (totals, cut-off totals, per-length table).")
@@ -160,9 +177,9 @@ def eval_command(gold: Path, test: Path, prm: Path | None, collins_prm: bool, on
 
 
 @main.command("compare")
-@click.argument("gold", type=EXISTING_FILE)
-@click.argument("a", type=EXISTING_FILE)
-@click.argument("b", type=EXISTING_FILE)
+@click.argument("gold", type=TREE_FILE)
+@click.argument("a", type=TREE_FILE)
+@click.argument("b", type=TREE_FILE)
 @_with_eval_options
 @click.option("--trials", type=click.IntRange(min=1), default=10_000, show_default=True,
               help="Shuffling trials (the paper used 1,000,000).")

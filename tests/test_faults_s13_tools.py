@@ -192,3 +192,10 @@ def test_quickstart_commands_paste_with_a_space_in_a_path(tmp_path: Path,
     command = said[0].split(": ", 1)[1]
     assert shlex.split(command) == ["clparse", "prepare", "--db", str(db), "--train", str(files["train"]),
                                     "--dev", str(files["dev"])]
+
+
+def test_browse_check_with_open_is_refused_not_ignored(trained_db: Path) -> None:
+    # `browse --check --open` checked and stopped; --open was ignored in silence
+    result = invoke_cli(["browse", "--db", trained_db, "--check", "--open"])
+    assert result.exit_code == 2, result.output
+    assert "--open" in result.stderr and "--check" in result.stderr and "http" not in result.stdout

@@ -38,6 +38,9 @@ def browse_command(ctx: click.Context, db: Path, port: int, host: str, open_brow
     from clparse import browse
 
     if check_only:
+        if open_browser:  # the page was never opened, without a word: the server stops once checked
+            raise click.UsageError("--open and --check go apart: --check stops the server once every query "
+                                   "answered; give --open alone to browse")
         # a self-test needs no fixed port: 8001 is taken while the same database is being browsed
         if ctx.get_parameter_source("port") is click.core.ParameterSource.DEFAULT:
             port = 0

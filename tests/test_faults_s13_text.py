@@ -177,6 +177,8 @@ def test_spacy_zero_width_space_is_white_space(nlp: object) -> None:
     ("I like vitamin C. It helps.", [["I", "like", "vitamin", "C", "."], ["It", "helps", "."]]),
     ("Solve for x.", [["Solve", "for", "x", "."]]),
     ("It came from A to B.\n\nNext", [["It", "came", "from", "A", "to", "B", "."], ["Next"]]),
+    ('She said "I got a C."', [["She", "said", "``", "I", "got", "a", "C", ".", "''"]]),
+    ("It is in (Appendix A.)", [["It", "is", "in", "-LRB-", "Appendix", "A", ".", "-RRB-"]]),
     # an initial before a name stays one token
     ("J. K. Rowling wrote it.", [["J.", "K.", "Rowling", "wrote", "it", "."]]),
 ])

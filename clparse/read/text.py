@@ -392,14 +392,23 @@ def split_paragraph(paragraph: str, offset: int = 0, quotes: str = "ptb") -> lis
 _LETTER_PERIOD = re.compile(r"[^\W\d_]\.")
 
 
+_FINAL_CLOSING = frozenset({"''", "'", "’", "-RRB-", "]", "}"})
+
+
 def _final_letter(sentence: TextSentence) -> TextSentence:
-    """A letter and a period ending a sentence are a word and the sentence's period (``got a C.``, ``solve
-    for x.``): spaCy keeps them as one token, an initial's (``J. K. Rowling``), which no sentence ends in."""
-    if not _LETTER_PERIOD.fullmatch(sentence.tokens[-1]):
+    """A letter and a period ending a sentence (closing quotes and brackets aside) are a word and the
+    sentence's period (``got a C.``, ``solve for x."``): spaCy keeps them as one token, an initial's
+    (``J. K. Rowling``), which no sentence ends in."""
+    tokens, starts, ends = sentence.tokens, sentence.starts, sentence.ends
+    i = len(tokens) - 1
+    while i > 0 and tokens[i] in _FINAL_CLOSING:
+        i -= 1
+    if not _LETTER_PERIOD.fullmatch(tokens[i]):
         return sentence
-    end = sentence.ends[-1]
-    return TextSentence(sentence.tokens[:-1] + (sentence.tokens[-1][0], "."), sentence.starts + (end - 1,),
-                        sentence.ends[:-1] + (end - 1, end))
+    end = ends[i]
+    return TextSentence(tokens[:i] + (tokens[i][0], ".") + tokens[i + 1:],
+                        starts[:i + 1] + (end - 1,) + starts[i + 1:],
+                        ends[:i] + (end - 1, end) + ends[i + 1:])
 
 
 _CLOSING = frozenset({".", ",", ";", ":", "?", "!", "-RRB-", "]", "}", "''", "'", "’", "...", "…"})

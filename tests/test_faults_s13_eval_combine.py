@@ -301,3 +301,17 @@ def test_a_dash_for_a_tree_file_says_files_are_read(tmp_path: Path, command: str
     result = invoke([command, gold, "-", *([gold] if command == "compare" else [])], stdin=GOLD)
     assert result.exit_code == 2
     assert "'-': trees are read from files, not standard input" in result.stderr
+
+
+def test_a_parse_of_punctuation_alone_is_not_called_an_empty_parse(tmp_path: Path) -> None:
+    """A sentence of punctuation alone, "(ROOT (. .))", is skipped as EVALB skips it, but eval said "1 empty
+    parse(s) skipped": the parse was not empty, and the user looked for a failure that was not there."""
+    gold, test = tmp_path / "gold.ptb", tmp_path / "test.ptb"
+    gold.write_text(GOLD + "(ROOT (. .))\n(ROOT (S (NN a)))\n")
+    test.write_text(GOLD + "(ROOT (. .))\n()\n")
+    result = invoke(["eval", gold, test])
+    assert result.exit_code == 0
+    assert result.stderr == ("warning: sentence 2: no word left to score (the parse's tokens are all delete "
+                             "labels, such as punctuation): skipped, as EVALB does\n"
+                             "warning: 1 empty parse(s) skipped, as EVALB does\n")
+    assert "Number of Skip  sentence  =      2" in result.stdout

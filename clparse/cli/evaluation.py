@@ -114,11 +114,16 @@ def _ends_blank(path: Path) -> bool:
 
 def _warn(result: Any, name: str = "") -> None:
     """What EVALB leaves out, on stderr: each sentence whose words differ, and how many parses were empty."""
+    from clparse.evaluate.evalb import EMPTY_PARSE
+
     for s in result.sentences:
         if s.status == "error":
             click.echo(f"warning: {name}sentence {s.index}: {s.message}", err=True)
-    if result.all.skipped:
-        click.echo(f"warning: {name}{result.all.skipped} empty parse(s) skipped, as EVALB does", err=True)
+        elif s.status == "skip" and s.message != EMPTY_PARSE:  # counted as an empty parse, which it is not
+            click.echo(f"warning: {name}sentence {s.index}: {s.message}: skipped, as EVALB does", err=True)
+    empty = sum(s.status == "skip" and s.message == EMPTY_PARSE for s in result.sentences)
+    if empty:
+        click.echo(f"warning: {name}{empty} empty parse(s) skipped, as EVALB does", err=True)
 
 
 _eval_options = [

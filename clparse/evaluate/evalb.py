@@ -232,11 +232,20 @@ class SentenceResult(_BracketScores):
         return self.status == "ok" and self.gold_brackets == self.test_brackets == self.matched
 
 
+#: The message of a skipped sentence whose parse is empty (``()``, ``(ROOT)``, a blank line).
+EMPTY_PARSE = "empty parse"
+
+
 def evaluate_sentence(index: int, gold: Tree, test: Tree, params: EvalbParams) -> SentenceResult:
     """Compare one gold and one test tree exactly as EVALB does."""
     g, t = score_view(gold, params), score_view(test, params)
     if not t.words:
-        return SentenceResult(index, g.length, "skip", message="empty parse")
+        # a parse of punctuation alone ("(ROOT (. .))") is skipped too, but is not an empty parse
+        deleted = next(test.preterminals(), None) is not None
+        return SentenceResult(index, g.length, "skip",
+                              message=EMPTY_PARSE if not deleted else "no word left to score (the parse's "
+                                                                      "tokens are all delete labels, such "
+                                                                      "as punctuation)")
     if len(g.words) != len(t.words):
         return SentenceResult(index, g.length, "error",
                               message=f"length mismatch: gold has {len(g.words)} words, test {len(t.words)} "

@@ -44,8 +44,8 @@ def _member(ctx: click.Context, param: click.Parameter, values: tuple[str, ...])
                    "default). Repeat for each member.")
 @click.option("--ptb-member", "ptb_members", multiple=True,
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Another parser's parses of the dev sentences (PTB, one tree per sentence, in order): a "
-                   "member for fitting and evaluating (it cannot parse new text).")
+              help="Another parser's parses of the dev sentences (PTB, one tree per sentence, in order; () "
+                   "where it failed): a member for fitting and evaluating (it cannot parse new text).")
 @click.option("--dev", multiple=True, required=True, type=TREEBANK, callback=treebank_files,
               help="Gold dev trees (files or directories) to fit on; their gold tags are parsed.")
 @click.option("-o", "--output", "--out", "out", cls=Renamed, old=("--out",),

@@ -199,3 +199,21 @@ def test_browse_check_with_open_is_refused_not_ignored(trained_db: Path) -> None
     result = invoke_cli(["browse", "--db", trained_db, "--check", "--open"])
     assert result.exit_code == 2, result.output
     assert "--open" in result.stderr and "--check" in result.stderr and "http" not in result.stdout
+
+
+@pytest.mark.parametrize("plot", [False, True])
+def test_report_of_a_database_without_a_run_asks_for_prepare(tmp_path: Path, plot: bool) -> None:
+    # "no calibration yet; run `clparse calibrate`", whose own answer was then "has no dev sentences (prepare
+    # was given no --dev)": prepare had never run
+    from clparse.store.database import init_database
+
+    db = init_database(tmp_path / "new.sqlite")
+    result = invoke_cli(["report", "--db", db, *(["--plot", tmp_path / "f.png"] if plot else [])])
+    assert result.exit_code == 1, result.output
+    assert f"{db}: no prepared run; run `clparse prepare --db {db}" in result.stderr, result.stderr
+    assert "calibrate" not in result.stderr and not (tmp_path / "f.png").exists()
+
+
+def test_report_of_a_run_not_calibrated_still_asks_for_calibrate(trained_db: Path) -> None:
+    result = invoke_cli(["report", "--db", trained_db])
+    assert result.exit_code == 1 and f"run `clparse calibrate --db {trained_db}`" in result.stderr

@@ -34,14 +34,17 @@ def format_points(points: Sequence[Any], best: float | None, use: str = BEST_USE
 
 
 def _calibrations(db: str | Path) -> list[tuple[dict[str, Any], list[Any]]]:
-    from clparse.store.reading import combination_error
+    from clparse.store.reading import combination_error, run
 
     database = Database.of(db, readonly=True)
     with database.raw() as connection:  # "run `clparse calibrate`" is no advice for a combination
         combined = combination_error(connection, database.path)
-    if combined is not None:
-        raise combined
-    return Calibrations(database).calibrations()
+        if combined is not None:
+            raise combined
+        calibrations = Calibrations(database).calibrations()
+        if not calibrations:  # nor for a database without a run: calibrate then asked for dev files
+            run(connection, database.path)
+    return calibrations
 
 
 def format_report(db: str | Path, show_labels: bool = False) -> str:

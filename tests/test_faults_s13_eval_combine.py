@@ -315,3 +315,17 @@ def test_a_parse_of_punctuation_alone_is_not_called_an_empty_parse(tmp_path: Pat
                              "labels, such as punctuation): skipped, as EVALB does\n"
                              "warning: 1 empty parse(s) skipped, as EVALB does\n")
     assert "Number of Skip  sentence  =      2" in result.stdout
+
+
+@pytest.mark.parametrize("one_per_line", [False, True])
+def test_a_failed_parse_written_as_berkeley_writes_it_is_skipped(tmp_path: Path, one_per_line: bool) -> None:
+    """"(())", the Berkeley parser's failed parse, which EVALB skips (status 2), stopped eval with "empty
+    tree '()' (a bracket written as a word? ...)"."""
+    gold, test = tmp_path / "gold.ptb", tmp_path / "test.txt"
+    gold.write_text(GOLD + "(ROOT (S (NN a)))\n")
+    test.write_text(GOLD + "( () )\n")
+    result = invoke(["eval", gold, test, "--json", *(["--one-per-line"] if one_per_line else [])])
+    assert result.exit_code == 0, result.stderr
+    totals = json.loads(result.stdout)["all"]
+    assert (totals["sentences"], totals["skipped_sentences"], totals["f1"]) == (2, 1, 100.0)
+    assert result.stderr == "warning: 1 empty parse(s) skipped, as EVALB does\n"

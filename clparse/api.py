@@ -146,13 +146,15 @@ class PrepareProgress:
     """Callbacks of :func:`prepare`: ``start(total)`` and ``sentences(n)`` while generating examples,
     ``fold(k)`` as each jackknife fold's tagger is trained, ``tagger()`` when the run's tagger starts
     training (the last phase), ``tagger_iteration(n)`` after its iteration n (the CRF's; it may converge
-    before its last)."""
+    before its last), ``jackknife()`` once the jackknife's folds, settings and inputs are checked, before
+    its first fold's tagger trains."""
 
     start: Callable[[int], object] | None = None
     sentences: Callable[[int], object] | None = None
     fold: Callable[[int], object] | None = None
     tagger: Callable[[], object] | None = None
     tagger_iteration: Callable[[int], object] | None = None
+    jackknife: Callable[[], object] | None = None
 
 
 def prepare(db: PathLike, train: Sequence[PathLike], dev: Sequence[PathLike] = (), *,
@@ -200,7 +202,7 @@ def prepare(db: PathLike, train: Sequence[PathLike], dev: Sequence[PathLike] = (
         with new_or_existing(db, echo=echo, warn=warn):
             return prepare_run(db, train, dev, settings, progress=progress.sentences, total=progress.start,
                                jobs=jobs, on_fold=progress.fold, on_tagger=progress.tagger,
-                               on_tagger_iteration=progress.tagger_iteration)
+                               on_tagger_iteration=progress.tagger_iteration, on_jackknife=progress.jackknife)
     except RecursionError:  # a step past reading and preprocessing (which never recurse) met a deep tree
         raise _too_deep([*train, *dev]) from None
 

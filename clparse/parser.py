@@ -65,6 +65,8 @@ def _checked(token: str, what: str) -> str:
     if token.split() != [token] or "\ufeff" in token:  # empty, white space, or a byte-order mark (which
         # the tree reader takes as white space: the tree would read back with other words)
         raise ParameterError("sentence", f"{what} {token!r}: a {what} must be non-empty, without white space")
+    if "\x00" in token:  # clparse's own tree reader refuses the tree it would be in
+        raise ParameterError("sentence", f"{what} {token!r}: holds a NUL character, which no tree can hold")
     if not token.isascii():
         try:
             token.encode("utf-8")

@@ -134,9 +134,14 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], **
     def start(total: int) -> None:
         phase("examples", Progress("generating examples", total, "sentences"))
 
-    if settings["train_tags"] == "jackknife":
+    def jackknife_starts() -> None:
+        """Said once the folds, settings and inputs passed their checks (it was said before a refusal)."""
+        for bar in bars.values():
+            bar.close()
+        bars.clear()
         click.echo(f"training {settings['folds']} {settings['tagger']} taggers for the jackknifed training "
                    f"tags, {settings['jobs']} at a time", err=True)
+
     def tagger_starts() -> None:
         crf = settings["tagger"] == "crf"
         iterations = settings["tagger_iterations"] or (150 if crf else 5)
@@ -157,7 +162,7 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], **
 
     progress = api.PrepareProgress(start,
                                    lambda n: bars["examples"].update(n) if "examples" in bars else None,
-                                   fold_done, tagger_starts, tagger_iteration)
+                                   fold_done, tagger_starts, tagger_iteration, jackknife_starts)
     phase("reading", Ticker("reading and preprocessing the treebank").begin())  # until the total is known
     try:
         summary = api.prepare(db, train, dev, progress=progress, echo=click.echo,

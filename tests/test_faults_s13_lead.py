@@ -1,0 +1,43 @@
+"""Faults the helpers of the night of 2026-11-26 found outside their own files, fixed by the lead."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from clparse import api
+from clparse.data import sample_path
+from clparse.errors import ParameterError
+from tests.conftest import invoke_cli
+
+THETA = 4.0
+
+
+def test_prepare_says_it_trains_jackknife_taggers_only_once_the_options_pass(tmp_path: Path) -> None:
+    """The line was printed before the folds were checked, so a refusal followed a promise of 1000
+    taggers."""
+    db = tmp_path / "jk.sqlite"
+    result = invoke_cli(["prepare", "--db", db, "--train", sample_path("train"), "--train-tags", "jackknife",
+                         "--tagger", "perceptron", "--folds", "1000"])
+    assert result.exit_code != 0
+    assert "--folds" in result.stderr and "training 1000" not in result.stderr
+
+
+def test_prepare_still_says_it_trains_jackknife_taggers(tmp_path: Path) -> None:
+    db = tmp_path / "jk.sqlite"
+    result = invoke_cli(["prepare", "--db", db, "--train", sample_path("train"), "--train-tags", "jackknife",
+                         "--tagger", "perceptron", "--folds", "2", "--max-words", "6"])
+    assert result.exit_code == 0, result.stderr
+    said = [line for line in result.stderr.splitlines() if "jackknifed" in line]
+    assert said == ["training 2 perceptron taggers for the jackknifed training tags, 1 at a time"]
+
+
+@pytest.mark.parametrize("sentence", [["a\x00b", "dog"], [("a\x00b", "DT"), ("dog", "NN")],
+                                      [("a", "D\x00T"), ("dog", "NN")]])
+def test_a_nul_character_in_a_word_or_tag_is_refused(trained_db: Path, sentence: list) -> None:
+    """A word holding NUL gave a tree clparse's own reader refuses (and no output format should hold)."""
+    parser = api.open_parser(trained_db, THETA)
+    parse = parser.parse_tagged if isinstance(sentence[0], tuple) else parser.parse
+    with pytest.raises(ParameterError, match="NUL character"):
+        parse(sentence)

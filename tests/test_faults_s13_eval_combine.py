@@ -278,14 +278,14 @@ def test_eval_of_parse_output_it_cannot_score_says_what_it_is(tmp_path: Path, wr
 
 
 def test_a_ptb_member_may_hold_failed_parses(trained_db: Path, tmp_path: Path) -> None:
-    """Another parser's file with a failed parse written as EVALB reads it, `()`, was refused ("empty tree
+    """Another parser's file with a failed parse, `()` or `(())`, was refused ("empty tree
     '()'"); it votes for nothing there, and its dev F1 counts it as a parse with no bracket."""
     from clparse.combine.run import MemberSpec, fit_members
 
     gold = list(read_trees(sample_path("dev")))[:2]
     dev, theirs = tmp_path / "dev.ptb", tmp_path / "theirs.ptb"
     dev.write_text("".join(format_tree(t) + "\n" for t in gold))
-    theirs.write_text(format_tree(gold[0]) + "\n()\n")
+    theirs.write_text(format_tree(gold[0]) + "\n(())\n")  # as the Berkeley parser writes a failure
     report = fit_members([MemberSpec("clparse", trained_db, "3"), MemberSpec("ptb", theirs)], [dev],
                          tmp_path / "c.sqlite", k=1, beam=20, max_evaluations=10, progress=False)
     first, second = (evaluate([t], [t]).all for t in gold)

@@ -23,6 +23,7 @@ from clparse.combine.select import choose, combined_tree
 from clparse.combine.votes import Scored, collect
 from clparse.errors import ConfigurationError, NotCalibratedError, ParameterError
 from clparse.evaluate.evalb import evaluate
+from clparse.evaluate.files import read_parses
 from clparse.output import ParseResult
 from clparse.parser import Parser, Sentence
 from clparse.preprocess import sentence_length
@@ -102,9 +103,10 @@ def ptb_lists(source: Path, gold: Sequence[Tree], kept: Sequence[int] | None = N
     lists; anything else is one error naming the file and tree (votes of other sentences would be
     counted silently, or fail deep in the vote count). ``kept``: the positions of ``gold`` among all
     ``total`` dev trees (``--max-words``), so that a file of parses of every dev sentence serves too. A
-    failed parse, ``()`` or ``(ROOT)`` as EVALB's test files hold it, is an empty list: no votes."""
+    failed parse (``()``, ``(ROOT)``, or ``(())`` as the Berkeley parser writes it: what eval reads as one)
+    is an empty list: no votes."""
     # "()" was refused as "empty tree '()'": a parser's failures stopped its file from being a member
-    trees = list(read_trees(source, allow_empty=True))
+    trees = list(read_parses(source))
     if kept is not None and total is not None and len(trees) == total != len(gold):
         trees = [trees[i] for i in kept]  # the parses of every dev sentence: those of the kept ones
     if len(trees) != len(gold):

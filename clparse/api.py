@@ -489,14 +489,14 @@ class _DamageCheck:
 def open_parser(db: PathLike, theta: float | str = "best", *, beam: int | None = None, max_pops: int = 10_000,
                 aggregator: str = "maxmin", max_words: int = 0, kbest: int = 1,
                 tag_alternatives: int | None = None, checked: bool = False) -> Parser:
-    """The parser rebuilt from ``db`` at Θ̂ ``theta`` (a number ≥ 0 or "best"), once :func:`check_readable`
+    """The parser rebuilt from ``db`` at Θ̂ ``theta`` (a number > 0 or "best"), once :func:`check_readable`
     passes (its damage check runs while the parser loads; ``checked``: the caller already ran the whole
     check). ``beam`` None: 100 (a combination: the beam it was fitted with). ``kbest``: each result holds
     the K best distinct trees (``result.trees``, best first); ``tag_alternatives``: taggings of untagged
     input parsed beside the best one (None: :data:`clparse.parser.TAG_ALTERNATIVES`). A combination
     refuses a search it was not fitted with (another beam, tag alternatives, the sum aggregator)."""
-    if theta != "best" and not (isinstance(theta, (int, float)) and 0 <= theta < float("inf")):
-        raise ParameterError("theta", f"{theta!r}: give a finite number ≥ 0 or 'best'")
+    if theta != "best" and not (isinstance(theta, (int, float)) and 0 < theta < float("inf")):
+        raise ParameterError("theta", f"{theta!r}: give a finite number > 0 or 'best'")
     if not isinstance(kbest, int) or kbest < 1:
         raise ParameterError("kbest", f"must be a whole number ≥ 1, got {kbest!r}")
     if checked:

@@ -41,3 +41,26 @@ def test_a_nul_character_in_a_word_or_tag_is_refused(trained_db: Path, sentence:
     parse = parser.parse_tagged if isinstance(sentence[0], tuple) else parser.parse
     with pytest.raises(ParameterError, match="NUL character"):
         parse(sentence)
+
+
+def test_theta_zero_is_refused_naming_the_option_before_anything_loads(trained_db: Path) -> None:
+    """``--theta 0`` passed the option's check and was refused once the model began to load, naming no
+    option ("Θ̂ must be a positive number, got 0.0")."""
+    result = invoke_cli(["parse", "--db", trained_db, "--theta", "0", "--input-format", "tagged"],
+                        stdin="The/DT dog/NN\n")
+    assert result.exit_code == 2
+    assert "Invalid value for '--theta': '0': Θ̂ must be a finite number > 0" in result.stderr
+    with pytest.raises(ParameterError, match="finite number > 0"):
+        api.open_parser(trained_db, 0)
+
+
+def test_a_read_command_on_an_older_schema_names_the_init_that_upgrades_that_file(db_copy: Path) -> None:
+    """It said "run `clparse init`", which (without --db) made a new db/clparse.sqlite instead."""
+    from clparse.store.database import check_database
+    from tests.conftest import write_sql
+
+    write_sql(db_copy, "UPDATE alembic_version SET version_num = '0008'")
+    said = (r"older than .*, and this command only reads it; upgrade it with "
+            rf"`clparse init --db {db_copy}` \(a backup copy is kept beside it\)")
+    with pytest.raises(Exception, match=said):
+        check_database(db_copy, upgrade=False)

@@ -191,7 +191,7 @@ def test_bad_theta_names_the_option(trained_db: Path) -> None:
     done = clparse("parse", "--db", trained_db, "--theta", "abc", stdin="a b\n")
     assert one_error(done, 2) == "Error: Invalid value for '--theta': 'abc' is neither a number nor 'best'"
     done = clparse("parse", "--db", trained_db, "--theta", "-1", stdin="a b\n")
-    assert one_error(done, 2) == "Error: Invalid value for '--theta': '-1': Θ̂ must be a finite number ≥ 0"
+    assert one_error(done, 2) == "Error: Invalid value for '--theta': '-1': Θ̂ must be a finite number > 0"
 
 
 def test_sql_query_may_start_with_a_comment(trained_db: Path) -> None:

@@ -144,7 +144,8 @@ def step_names() -> LongChoice:
 
 
 class Theta(click.ParamType):
-    """Θ̂: a number ≥ 0, or "best" (the calibrated one). Checked before anything is loaded."""
+    """Θ̂: a number > 0, or "best" (the calibrated one). Checked before anything is loaded (0 was let
+    through, then refused once the model began to load, naming no option)."""
 
     name = "theta"
 
@@ -155,8 +156,8 @@ class Theta(click.ParamType):
             theta = float(value)
         except ValueError:
             self.fail(f"{value!r} is neither a number nor 'best'", param, ctx)
-        if not theta >= 0 or theta == float("inf"):
-            self.fail(f"{value!r}: Θ̂ must be a finite number ≥ 0", param, ctx)
+        if not theta > 0 or theta == float("inf"):
+            self.fail(f"{value!r}: Θ̂ must be a finite number > 0", param, ctx)
         return theta
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import shlex
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -333,8 +334,10 @@ def check_database(path: str | Path, *, upgrade: bool = True, echo: Callable[[st
                             "upgrade clparse to open it; left untouched")
     if revision != revisions[-1] and not allow_older:
         if not upgrade:
-            raise DatabaseError(f"{path}: schema {revision} is older than {revisions[-1]}; run `clparse "
-                                "init`")
+            # `clparse init` alone made a new db/clparse.sqlite and left this file as it was
+            init = f"clparse init --db {shlex.quote(str(path))}"
+            raise DatabaseError(f"{path}: schema {revision} is older than {revisions[-1]}, and this command "
+                                f"only reads it; upgrade it with `{init}` (a backup copy is kept beside it)")
         backup = _backup_before_upgrade(path, revision)
         echo(f"upgrading {path} from schema {revision} to {revisions[-1]}; backup at {backup}")
         _migrate(path, fresh=False)

@@ -64,3 +64,13 @@ def test_a_read_command_on_an_older_schema_names_the_init_that_upgrades_that_fil
             rf"`clparse init --db {db_copy}` \(a backup copy is kept beside it\)")
     with pytest.raises(Exception, match=said):
         check_database(db_copy, upgrade=False)
+
+
+def test_parse_at_the_best_theta_of_an_unprepared_database_says_prepare(tmp_path: Path) -> None:
+    """It said "not calibrated yet; run clparse calibrate", and calibrate then asked for dev files."""
+    from clparse.store.database import init_database
+
+    db = init_database(tmp_path / "empty.sqlite")
+    result = invoke_cli(["parse", "--db", db, "--input-format", "tagged"], stdin="The/DT dog/NN\n")
+    assert result.exit_code == 1
+    assert "no prepared run; run `clparse prepare" in result.stderr and "calibrate" not in result.stderr

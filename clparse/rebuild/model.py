@@ -201,6 +201,8 @@ def best_theta(db: Database | str | Path) -> Thetas:
     store = Calibrations(database)
     found = store.latest_best()
     if found is None:
+        with database.raw() as connection:  # no run at all: "run calibrate" led to "prepare has no dev"
+            reading.run(connection, database.path)  # raises "no prepared run; run clparse prepare"
         raise NotCalibratedError(database.path, f"{database.path}: not calibrated yet; run "
                                  f"`clparse calibrate --db {database.path}` or give --theta X")
     per_label = store.per_label_thetas(found[0])

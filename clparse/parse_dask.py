@@ -118,11 +118,17 @@ def connect(address: str) -> tuple[Any, Callable[[bool], None]]:
     scheduler that cannot be reached is one :class:`~clparse.errors.ClparseError`."""
     distributed = require_dask()
     if address.startswith("local:"):
-        cluster = distributed.LocalCluster(n_workers=int(address.split(":")[1]), threads_per_worker=1,
-                                           processes=True, dashboard_address=None,
-                                           # its workers share our terminal: Ctrl-C reaches them too, and
-                                           # each logged cancelled tasks and a nanny's kill (warnings)
-                                           silence_logs=logging.ERROR)
+        try:
+            cluster = distributed.LocalCluster(n_workers=int(address.split(":")[1]), threads_per_worker=1,
+                                               processes=True, dashboard_address=None,
+                                               # its workers share our terminal: Ctrl-C reaches them too,
+                                               # and each logged cancelled tasks and a nanny's kill
+                                               silence_logs=logging.ERROR)
+        except Exception as exc:  # a traceback ending in "RuntimeError: Nanny failed to start."
+            why = _one_line(exc).rstrip(".")
+            raise ClparseError(f"could not start the local Dask cluster {address}: {why}; from a script, "
+                               "parse under `if __name__ == '__main__':` (each worker is a new Python that "
+                               "imports the script)") from None
         client = distributed.Client(cluster, set_as_default=False)
 
         def close_local(hurried: bool) -> None:

@@ -329,3 +329,20 @@ def test_a_failed_parse_written_as_berkeley_writes_it_is_skipped(tmp_path: Path,
     totals = json.loads(result.stdout)["all"]
     assert (totals["sentences"], totals["skipped_sentences"], totals["f1"]) == (2, 1, 100.0)
     assert result.stderr == "warning: 1 empty parse(s) skipped, as EVALB does\n"
+
+
+def test_a_local_cluster_that_cannot_start_is_one_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """api.parse(dask="local:N") from a script without a main guard: Dask's workers re-ran the script and
+    the caller got a traceback ending in "RuntimeError: Nanny failed to start."."""
+    distributed = pytest.importorskip("distributed")
+    from clparse.errors import ClparseError
+    from clparse.parse_dask import connect
+
+    def refuse(**kwargs: Any) -> None:
+        raise RuntimeError("Nanny failed to start.")
+
+    monkeypatch.setattr(distributed, "LocalCluster", refuse)
+    with pytest.raises(ClparseError, match=re.escape(
+            "could not start the local Dask cluster local:2: Nanny failed to start; from a script, parse "
+            "under `if __name__ == '__main__':`")):
+        connect("local:2")

@@ -812,4 +812,8 @@ def _lead_member(db: PathLike) -> str:
         raise ConfigurationError(f"{db}: a combination whose lead member {lead.source} is another parser's "
                                  f"trees (a file), with no tagger: tag with a clparse member's database "
                                  f"({others})")
+    if not Path(lead.source).exists():  # "no such database ... prepare --db MEMBER" named a path never given
+        raise ConfigurationError(f"{db}: its member {lead.source} is not there (moved or deleted?): a "
+                                 "combination names its members' databases by path; put it back, or fit the "
+                                 "combination again with `clparse combine`")
     return lead.source

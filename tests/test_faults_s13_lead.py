@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,24 @@ def test_parse_at_the_best_theta_of_an_unprepared_database_says_prepare(tmp_path
     result = invoke_cli(["parse", "--db", db, "--input-format", "tagged"], stdin="The/DT dog/NN\n")
     assert result.exit_code == 1
     assert "no prepared run; run `clparse prepare" in result.stderr and "calibrate" not in result.stderr
+
+
+def test_tag_with_a_combination_whose_lead_member_moved_says_so(copy_trained_db: Callable[[], Path],
+                                                                tmp_path: Path) -> None:
+    """It said "MEMBER: no such database ... make a run with `clparse prepare --db MEMBER`", a path the user
+    never gave."""
+    from clparse.combine.run import MemberSpec, fit_members
+    from clparse.read import format_tree, read_trees
+
+    member = copy_trained_db()
+    dev = tmp_path / "dev.ptb"
+    dev.write_text("".join(format_tree(t) + "\n" for t in list(read_trees(sample_path("dev")))[:5]),
+                   encoding="utf-8")
+    combo = tmp_path / "combo.sqlite"
+    fit_members([MemberSpec("clparse", member, "3")], [dev], combo, k=1, beam=20, max_evaluations=10,
+                progress=False)
+    member.rename(member.with_name("moved.sqlite"))
+    result = invoke_cli(["tag", "--db", combo], stdin="The dog barked .\n")
+    assert result.exit_code == 1
+    assert f"{combo}: its member {member} is not there (moved or deleted?)" in result.stderr
+    assert "prepare" not in result.stderr

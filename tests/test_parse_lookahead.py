@@ -1,5 +1,6 @@
 """How ``parse --jobs`` deals the input into chunks (:class:`clparse.parse_jobs.Lookahead`): every sentence
-once and in order, full chunks while the input lasts, shrinking ones once it has ended, and the input's
+once and in order, chunks of 1, 2, 4, ... sentences first (the first trees after one sentence's parse),
+then full chunks while the input lasts, shrinking ones once it has ended, and the input's
 own error kept for after the sentences read before it; and the parent's loop sends without waiting when
 nothing is in flight."""
 
@@ -45,11 +46,11 @@ def test_every_sentence_once_in_order(n: int, chunk: int, jobs: int) -> None:
 
 
 @given(n=st.integers(0, 400), chunk=st.integers(1, 40), jobs=st.integers(1, 4))
-def test_full_chunks_until_the_input_ends_then_shrinking(n: int, chunk: int, jobs: int) -> None:
+def test_ramped_then_full_chunks_until_the_input_ends_then_shrinking(n: int, chunk: int, jobs: int) -> None:
     chunks = _deal(Lookahead(_input(n), chunk, jobs))
     sizes = [len(extras) for _, extras, _ in chunks]
     ended = [was_ended for _, _, was_ended in chunks]
-    assert all(size == chunk for size, was in zip(sizes, ended) if not was)
+    assert all(size == min(chunk, 2 ** i) for i, (size, was) in enumerate(zip(sizes, ended)) if not was)
     tail = [size for size, was in zip(sizes, ended) if was]
     assert tail == sorted(tail, reverse=True)  # never larger than the chunk before it
     if tail:
@@ -57,10 +58,12 @@ def test_full_chunks_until_the_input_ends_then_shrinking(n: int, chunk: int, job
 
 
 def test_the_last_chunks_shrink_worked_example() -> None:
-    # 100 sentences, chunks of 32, two workers: 96 are read ahead of the first chunk, so the input ends
-    # while the first is taken; the 68 left are dealt in ceil(left / 4) pieces.
+    # 100 sentences, chunks of 32, two workers: chunks of 1, 2, 4, 8 (each taken with 3 × its size read
+    # ahead), then 16 with 48 read ahead, by which time the input has ended; the 69 left are dealt in
+    # ceil(left / 4) pieces, at most the ramp's next size (32).
     chunks = _deal(Lookahead(_input(100), 32, 2))
-    assert [len(extras) for _, extras, _ in chunks] == [32, 17, 13, 10, 7, 6, 4, 3, 2, 2, 1, 1, 1, 1]
+    assert [len(extras) for _, extras, _ in chunks] == [1, 2, 4, 8, 16, 18, 13, 10, 7, 6, 4, 3, 2, 2, 1, 1,
+                                                        1, 1]
 
 
 def test_the_inputs_error_is_kept_after_what_came_before_it() -> None:
@@ -79,8 +82,12 @@ def test_reads_no_further_ahead_than_it_says() -> None:
             yield sentence, i
 
     ahead = Lookahead(counted(), 10, 3)
-    ahead.take()
-    assert len(read) == 10 * (3 + 1)  # chunk × (jobs + 1), the chunk taken included
+    taken = 0
+    for size in (1, 2, 4, 8, 10, 10):
+        sentences, _ = ahead.take()
+        assert len(sentences) == size
+        assert len(read) == taken + size * (3 + 1)  # the chunk's size × (jobs + 1), the chunk included
+        taken += size
 
 
 # The parent's loop (clparse.parse_jobs.parse_parallel) with a stand-in parser: when everything sent has

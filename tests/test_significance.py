@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from clparse.evaluate import EvalbParams, Evaluation, SentenceResult, compare
 
@@ -64,3 +66,32 @@ def test_same_seed_same_p_values_and_unparsed_sentences_left_out() -> None:
 def test_different_sentence_counts_refused() -> None:
     with pytest.raises(ValueError, match="not the same gold set"):
         compare(_evaluation(A), _evaluation(A[:-1]))
+
+
+@given(rows=st.lists(st.tuples(st.integers(0, 6), st.integers(0, 3), st.integers(0, 3)), min_size=1,
+                     max_size=40),
+       seed=st.integers(0, 2**32), trials=st.integers(1, 700), at_once=st.integers(1, 200))
+@settings(max_examples=60, deadline=None)
+def test_drawing_the_swaps_in_slices_gives_the_same_p_values(rows: list[tuple[int, int, int]], seed: int,
+                                                             trials: int, at_once: int) -> None:
+    """Memory is bounded by slicing each batch (SWAPS_AT_ONCE); the p-values for a seed stay those of
+    drawing each batch of 2,000 trials whole, as before (numpy draws integers(0, 2) value by value)."""
+    import numpy as np
+
+    import clparse.evaluate.significance as significance
+
+    a_rows = [(min(m, g + 1, t + 1), g + 1, t + 1) for m, g, t in rows]
+    b_rows = [(max(0, m - 1), g, t) for m, g, t in a_rows]
+    whole = compare(_evaluation(a_rows), _evaluation(b_rows), trials=trials, seed=seed)
+    try:
+        significance.SWAPS_AT_ONCE = at_once
+        sliced = compare(_evaluation(a_rows), _evaluation(b_rows), trials=trials, seed=seed)
+    finally:
+        significance.SWAPS_AT_ONCE = 1 << 22
+    assert sliced == whole
+    # and "whole" is the unsliced draw: the same swaps as one (trials, sentences) matrix
+    direct = np.random.default_rng(seed).integers(0, 2, size=(trials, len(rows)))
+    parts = np.random.default_rng(seed)
+    step = max(1, at_once // len(rows))
+    pieces = [parts.integers(0, 2, size=(min(step, trials - i), len(rows))) for i in range(0, trials, step)]
+    assert np.array_equal(direct, np.concatenate(pieces))

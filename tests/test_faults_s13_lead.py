@@ -96,3 +96,15 @@ def test_tag_with_a_combination_whose_lead_member_moved_says_so(copy_trained_db:
     assert result.exit_code == 1
     assert f"{combo}: its member {member} is not there (moved or deleted?)" in result.stderr
     assert "prepare" not in result.stderr
+
+
+def test_check_reads_a_file_of_an_older_schema_with_checksums_as_it_is(db_copy: Path) -> None:
+    """The backup an upgrade leaves (schema 0008) was refused by `clparse check` with "run clparse init";
+    0007 and older passed. It is checked as it is, and not upgraded."""
+    from tests.conftest import read_rows, write_sql
+
+    write_sql(db_copy, "UPDATE alembic_version SET version_num = '0008'")
+    result = invoke_cli(["check", "--db", db_copy])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip().endswith(f"{db_copy}: ok")
+    assert read_rows(db_copy, "SELECT version_num FROM alembic_version") == [("0008",)]

@@ -602,10 +602,12 @@ class Database:
     level and never upgrades it: nothing is written anywhere.
     """
 
-    def __init__(self, path: str | Path = DEFAULT_DB, *, readonly: bool = False) -> None:
+    def __init__(self, path: str | Path = DEFAULT_DB, *, readonly: bool = False,
+                 allow_older: bool = False) -> None:
         self.path = Path(path)
         self.readonly = readonly
-        check_database(self.path, upgrade=not readonly)
+        # allow_older: a reader of tables every schema since has kept as they are (read-only)
+        check_database(self.path, upgrade=not readonly, allow_older=allow_older and readonly)
         # How a read-only connection opens the file, decided once, now (as the engine's connections do).
         self._mode = mode_of(self.path) if readonly else None
         self._engine: sqlalchemy.Engine | None = None
@@ -618,9 +620,9 @@ class Database:
         return self._engine
 
     @classmethod
-    def of(cls, db: Database | str | Path, *, readonly: bool = False) -> Database:
+    def of(cls, db: Database | str | Path, *, readonly: bool = False, allow_older: bool = False) -> Database:
         """``db`` itself if already open, else the database at that path."""
-        return db if isinstance(db, Database) else cls(db, readonly=readonly)
+        return db if isinstance(db, Database) else cls(db, readonly=readonly, allow_older=allow_older)
 
     @contextmanager
     def reading(self) -> Iterator[sqlalchemy.Connection]:

@@ -108,3 +108,15 @@ def test_check_reads_a_file_of_an_older_schema_with_checksums_as_it_is(db_copy: 
     assert result.exit_code == 0, result.stderr
     assert result.stdout.strip().endswith(f"{db_copy}: ok")
     assert read_rows(db_copy, "SELECT version_num FROM alembic_version") == [("0008",)]
+
+
+def test_read_only_sql_reads_an_older_schema_as_it_is(db_copy: Path) -> None:
+    """`clparse sql` without --write refused an older schema ("run clparse init"): plain SQL is how one
+    looks at the backup an upgrade leaves. Nothing is upgraded."""
+    from tests.conftest import read_rows, write_sql
+
+    write_sql(db_copy, "UPDATE alembic_version SET version_num = '0008'")
+    result = invoke_cli(["sql", "--db", db_copy, "SELECT version_num FROM alembic_version"])
+    assert result.exit_code == 0, result.stderr
+    assert "0008" in result.stdout
+    assert read_rows(db_copy, "SELECT version_num FROM alembic_version") == [("0008",)]

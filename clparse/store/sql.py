@@ -28,7 +28,8 @@ def connect(db: str | Path, *, write: bool = False,
     """An APSW connection with clparse's SQL functions registered (and the table functions ``tables``,
     which layers above storage supply: e.g. ``clparse_weights`` replays boosting); read-only ones
     write nowhere."""
-    check_database(db, upgrade=write)
+    # plain SQL reads any schema as it is (the .bak an upgrade leaves, say); --write upgrades first
+    check_database(db, upgrade=write, allow_older=not write)
     if write:
         connection = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READWRITE)
         connection.set_busy_timeout(BUSY_TIMEOUT_MS)

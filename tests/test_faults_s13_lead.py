@@ -120,3 +120,14 @@ def test_read_only_sql_reads_an_older_schema_as_it_is(db_copy: Path) -> None:
     assert result.exit_code == 0, result.stderr
     assert "0008" in result.stdout
     assert read_rows(db_copy, "SELECT version_num FROM alembic_version") == [("0008",)]
+
+
+def test_sql_json_writes_infinite_values_as_json_can_hold_them(trained_db: Path) -> None:
+    """`sql --json` printed Python's bare Infinity, which no JSON reader takes."""
+    import json
+
+    query = "SELECT 1e999 AS big, -1e999 AS small, 1.5 AS x"
+    result = invoke_cli(["sql", "--db", trained_db, "--json", query])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout, parse_constant=lambda c: pytest.fail(f"not JSON: {c}")) == [
+        {"big": "Inf", "small": "-Inf", "x": 1.5}]

@@ -6,6 +6,7 @@ import csv
 import inspect
 import io
 import json
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -272,8 +273,9 @@ def run_query(db: str | Path, query: str, fmt: str = "table", *, write: bool = F
     if fmt == "json":
         # a JSON object holds each key once: a second column of the same name (a join) would silently
         # replace the first, so later ones are renamed as SQLite renames them (name:1, name:2, ...)
-        payload = [[dict(zip(_unique(columns), row)) for row in rows] for columns, rows in shown]
-        return json.dumps(payload[0] if len(payload) == 1 else payload, indent=2) + "\n"
+        payload = [[dict(zip(_unique(columns), map(_json_value, row))) for row in rows]
+                   for columns, rows in shown]
+        return json.dumps(payload[0] if len(payload) == 1 else payload, indent=2, allow_nan=False) + "\n"
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out)
@@ -333,6 +335,14 @@ def _first_word(statement: str) -> str:
             break
         word += char
     return word.upper()
+
+
+def _json_value(value: Any) -> Any:
+    """A value JSON can hold: an infinite or NaN REAL as the string SQLite's own shell prints for it
+    (``Inf``, ``-Inf``; NaN is NULL in SQLite), not Python's bare ``Infinity``, which is not JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else "Inf" if value > 0 else "-Inf"
+    return value
 
 
 def _show(value: Any) -> Any:

@@ -131,3 +131,14 @@ def test_sql_json_writes_infinite_values_as_json_can_hold_them(trained_db: Path)
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout, parse_constant=lambda c: pytest.fail(f"not JSON: {c}")) == [
         {"big": "Inf", "small": "-Inf", "x": 1.5}]
+
+
+@pytest.mark.parametrize("tail", ["-wal", "-shm", "-journal"])
+def test_export_refuses_to_write_over_the_runs_own_log(db_copy: Path, tail: str) -> None:
+    """`export --force -o RUN.sqlite-wal` replaced the run's write-ahead log (its committed work)."""
+    log = Path(f"{db_copy}{tail}")
+    log.write_bytes(b"")  # as a live log would be there (SQLite itself removes an empty one on reading)
+    result = invoke_cli(["export", "--db", db_copy, "-o", log, "--force"])
+    assert result.exit_code == 1
+    assert f"{log}: is SQLite's own file beside the run" in result.stderr
+    assert not log.exists() or log.read_bytes() == b""  # nothing written in its place

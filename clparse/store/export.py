@@ -188,6 +188,10 @@ def _check_out(source: Path, out: Path, force: bool) -> None:
         raise DatabaseError(f"{out.parent}: no such directory")
     if out.exists() and (out.resolve() == source.resolve() or os.path.samefile(out, source)):
         raise DatabaseError(f"{out}: the export must go to another file than the run {source}")
+    companions = {Path(f"{source.resolve()}{tail}") for tail in ("-wal", "-shm", "-journal")}
+    if out.resolve() in companions:  # with --force it replaced the run's log: committed work lost
+        raise DatabaseError(f"{out}: is SQLite's own file beside the run {source}; give the export a name "
+                            "of its own")
     if out.exists() and not force:
         raise DatabaseError(f"{out}: already exists; choose a new name, or give --force to replace it")
     for tail in ("-wal", "-journal"):

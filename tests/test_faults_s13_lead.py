@@ -142,3 +142,45 @@ def test_export_refuses_to_write_over_the_runs_own_log(db_copy: Path, tail: str)
     assert result.exit_code == 1
     assert f"{log}: is SQLite's own file beside the run" in result.stderr
     assert not log.exists() or log.read_bytes() == b""  # nothing written in its place
+
+
+@pytest.mark.parametrize("text, sentences", [
+    ("Sgt. Maj. Smith left.", ["Sgt. Maj. Smith left ."]),
+    ("Lt. Cmdr. Data arrived. He sat.", ["Lt. Cmdr. Data arrived .", "He sat ."]),
+    ("Hon. Rep. Smith spoke.", ["Hon. Rep. Smith spoke ."]),
+    ("Go to Assoc. The Board met.", ["Go to Assoc.", "The Board met ."]),  # a starter after it: ends
+])
+def test_two_titles_in_a_row_before_a_name_keep_the_sentence_whole(text: str, sentences: list[str]) -> None:
+    """The title pattern took the name after it, so the second of two titles was never seen: "Sgt. Maj."
+    ended a sentence (found by review)."""
+    pytest.importorskip("syntok")
+    from clparse.read.text import split_text
+
+    assert [" ".join(s.tokens) for s in split_text(text)] == sentences
+
+
+def test_a_wrapped_empty_bracket_with_a_space_inside_is_not_an_empty_parse(tmp_path: Path) -> None:
+    """'(())' is EVALB's empty parse, but '(( ))' holds a word '( )' to evalb.c (a length mismatch there):
+    not a skipped sentence but an error naming its line (found by review)."""
+    from clparse.errors import TreebankError
+    from clparse.evaluate.files import read_parses
+
+    test = tmp_path / "test.txt"
+    test.write_text("(())\n( ())\n(( ))\n", encoding="utf-8")
+    parses = read_parses(test, one_per_line=True)
+    assert [len(list(next(parses).preterminals())) for _ in range(2)] == [0, 0]
+    with pytest.raises(TreebankError, match=":3:"):
+        next(parses)
+
+
+def test_a_label_damaged_elsewhere_does_not_stop_training_another(db_copy: Path) -> None:
+    """Reading every started label's settings read and verified its margins, so damage in VP's refused
+    `train --labels NP` (found by review); each label's own training input is still verified."""
+    from tests.conftest import write_sql
+
+    write_sql(db_copy, "UPDATE label_training SET margins_sha256 = 'deadbeef' "
+                       "WHERE label_id = (SELECT id FROM labels WHERE name = 'VP')")
+    result = invoke_cli(["train", "--db", db_copy, "--labels", "NP", "--until-theta", "2.9"])
+    assert result.exit_code == 0, result.stderr
+    refused = invoke_cli(["train", "--db", db_copy, "--labels", "VP", "--until-theta", "2.9"])
+    assert refused.exit_code == 1 and "VP" in refused.stderr and "checksum" in refused.stderr

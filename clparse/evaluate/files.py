@@ -22,7 +22,7 @@ from clparse.read.tree import Tree
 ONE_PER_LINE_HINT = ("--one-per-line reads one parse per line, and an indented file (as parse --format "
                      "pretty writes) is read without it")
 #: A failed parse as the Berkeley parser writes it, "(())": an empty parse to EVALB, which skips it.
-_WRAPPED_EMPTY = re.compile(r"\(\s*\(\s*\)\s*\)")
+_WRAPPED_EMPTY = re.compile(r"\(\s*\(\)\s*\)")  # "( )" is a word to evalb.c: "(( ))" is a length mismatch
 
 
 def _failures_unwrapped(line: str) -> str:

@@ -68,7 +68,8 @@ TITLES = frozenset({
     "prof", "gen", "col", "capt", "sgt", "lt", "rev", "hon", "gov", "sen", "rep", "reps", "cpl", "maj", "adm",
     "ft", "mt", "pres", "supt", "atty", "assoc", "insp", "cmdr", "brig",
 })
-_BEFORE_NAME = re.compile(r"(?<![\w.\-'’])([A-Z][a-z]+)\.\s+([A-Z]\w*)")
+_BEFORE_NAME = re.compile(r"(?<![\w.\-'’])([A-Z][a-z]+)\.(?=\s+([A-Z]\w*))")  # the name looked at, not
+# taken: the second title of "Sgt. Maj. Smith" is a title before a name too
 # Words that start sentences, never names: after one, a title's period ends the sentence (``& Assoc. The``).
 _STARTERS = frozenset({
     "The", "A", "An", "It", "This", "That", "These", "Those", "He", "She", "We", "They", "I", "In", "On",

@@ -162,14 +162,15 @@ class TrainingStore:
         return StoredState(int(row["iteration"]), theta, margins, row["state"],
                            json.loads(row["settings_json"]), int(row["margins_iteration"]))
 
-    def first_settings(self) -> dict[str, Any] | None:
-        """The stored settings of the first label (by name) that has begun training, without its margins."""
+    def started_settings(self) -> dict[str, dict[str, Any]]:
+        """Per label that has begun training, the settings it was started with, by name; its margins are
+        not read (:meth:`state` reads and verifies them: 450 MB of a 6 GB run)."""
         lb, lt = schema.labels, schema.label_training
         with self.db.reading() as connection:
-            text = connection.execute(sa.select(lt.c.settings_json)
+            rows = connection.execute(sa.select(lb.c.name, lt.c.settings_json)
                                       .select_from(lt.join(lb, lb.c.id == lt.c.label_id))
-                                      .order_by(lb.c.name).limit(1)).scalar()
-        return None if text is None else json.loads(text)
+                                      .order_by(lb.c.name)).all()
+        return {str(name): json.loads(text) for name, text in rows}
 
     def claim(self, label: str, settings: dict[str, Any],
               alive: Callable[[int | None, str | None, str | None], bool], note: str | None = None) -> None:

@@ -83,13 +83,10 @@ def unknown_labels(unknown: Sequence[str], known: Sequence[str]) -> str:
 def started_settings(db: str | Path) -> dict[str, BoostSettings]:
     """The settings each started label was started with (they may differ from label to label)."""
     store = TrainingStore(db, readonly=True)
-    try:
-        if store.first_settings() is None:  # a settings query: no label has started
-            return {}
-        started = [row[0] for row in store.status_rows() if row[6] is not None]  # its state: None if never
-        # state() reads the stored margins too (the store has no query for the settings alone)
-        return {label: BoostSettings.from_dict(settings) for label in started
-                if (settings := store.state(label).settings) is not None}
+    try:  # the settings alone: reading each label's state read and verified its margins too, so damage in
+        # one label's refused training the others (each label's own are verified when it is claimed)
+        started = store.started_settings()
+        return {label: BoostSettings.from_dict(settings) for label, settings in started.items()}
     finally:
         store.close()
 

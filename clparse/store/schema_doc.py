@@ -49,9 +49,12 @@ timeout, foreign keys on.
 
 **Recognizing a database.** `PRAGMA application_id` is `0x636C7061` and `alembic_version` holds
 the schema revision. Opening refuses (and leaves untouched) a non-SQLite file, a SQLite file of
-another application, a newer schema, and an unreadable/damaged file; an older schema is upgraded
-after a consistent backup copy (`NAME.schema-REV.bak`, or `.schema-REV.1.bak`, ... when that name
-is taken: a backup is never overwritten), made with SQLite's backup API. A new database is built
+another application, a newer schema, and an unreadable/damaged file. A command that writes upgrades an
+older schema; one that only reads refuses it and names the `clparse init --db PATH` that upgrades that
+file, except `sql` without `--write`, `check` (from schema 0008, which brought checksums) and `backup`,
+which read it as it is. An upgrade comes after a consistent backup copy (`NAME.schema-REV.bak`, or
+`.schema-REV.1.bak`, ... when that name is taken: a backup is never overwritten), made with SQLite's
+backup API. A new database is built
 under a scratch name of its own and linked into place (exclusively: two creators leave one
 database), and all migrations of an upgrade run inside one `BEGIN IMMEDIATE` transaction (an
 upgrade is all or nothing). See docs/reliability.md.

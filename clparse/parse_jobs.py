@@ -63,9 +63,9 @@ def refuse_combination(db: str | Path, jobs: int, dask: str | None) -> None:
     if jobs == 1 and dask is None:
         return
     from clparse.store import reading
-    from clparse.store.database import Database, check_database
+    from clparse.store.database import Database
 
-    check_database(db, upgrade=False)  # a wrong path or an old schema named as the parse would name it
+    # read-only opening checks the file first: a wrong path or an old schema named as the parse names it
     with Database.of(db, readonly=True).raw() as connection:
         combined = reading.is_combination(connection)
     if combined:

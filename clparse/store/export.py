@@ -43,7 +43,6 @@ from clparse.store.database import (
     _remove_dead_scratch,
     check_database,
     init_database,
-    known_revisions,
     refuse_special_file,
     sqlite_error,
 )
@@ -123,7 +122,8 @@ def export_parser(source: str | Path, out: str | Path, *, force: bool = False,
     clparse version the marker names (default: the installed package's). Returns sizes and row counts."""
     start = time.perf_counter()
     source, out = Path(source), Path(out)
-    _check_source(source)
+    check_database(source, upgrade=False)  # refuses a missing, foreign or newer file; an older one with
+    # the `clparse init --db SOURCE` that upgrades it (export only reads its --db)
     _check_out(source, out, force)
     _remove_dead_scratch(out.parent, f".{out.name}.", ".exporting")
     scratch = out.with_name(f".{out.name}.{os.getpid()}.{secrets.token_hex(4)}.exporting")
@@ -144,20 +144,6 @@ def export_parser(source: str | Path, out: str | Path, *, force: bool = False,
     summary.out_bytes = out.stat().st_size
     summary.seconds = time.perf_counter() - start
     return summary
-
-
-def _check_source(source: Path) -> None:
-    """Refuse a missing, foreign or newer ``source``, reading only; an older schema with the command that
-    upgrades that very file (the shared refusal said "run `clparse init`", which, without --db, makes a new
-    db/clparse.sqlite and leaves the run as it was). Export never upgrades: its --db is only read."""
-    import shlex
-
-    revision = check_database(source, upgrade=False, allow_older=True)
-    head = known_revisions()[-1]
-    if revision != head:
-        raise DatabaseError(f"{source}: schema {revision} is older than {head}, and export only reads --db; "
-                            f"upgrade it first with `clparse init --db {shlex.quote(str(source))}` (a backup "
-                            "copy is kept beside it), then export again")
 
 
 def _create(scratch: Path, out: Path, source: Path) -> None:

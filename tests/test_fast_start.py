@@ -265,3 +265,88 @@ def test_the_console_script_freezes_what_is_alive_before_shutdown() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "clparse" in done.stdout and done.stdout.rstrip().endswith("frozen True")
+
+
+# A lean load leaves the cached bitcode unparsed and lists the defined symbols from the object code.
+
+
+def _cached_libraries() -> Iterator[tuple[str, bytes, bytes]]:
+    """(name, object code, bitcode) of every clparse kernel in numba's disk cache, as the cache holds it."""
+    from numba.core.registry import CPUDispatcher
+
+    from clparse.features import kernel
+
+    def find(value: object) -> tuple[str, str, tuple[bytes, bytes]] | None:
+        if isinstance(value, tuple) and len(value) == 3 and value[1] == "object":
+            return value  # type: ignore[return-value]
+        for part in value if isinstance(value, (tuple, list)) else ():
+            found = find(part)
+            if found is not None:
+                return found
+        return None
+
+    kernel.row_capacity(5, 10)  # at least one kernel cached
+    for value in vars(kernel).values():
+        if isinstance(value, CPUDispatcher) and value._cache is not None:
+            cache_file = value._cache._cache_file
+            for key in cache_file._load_index():
+                state = find(cache_file.load(key))
+                if state is not None:
+                    yield state[0], *state[2]
+
+
+def test_object_symbols_are_the_bitcodes_defined_names() -> None:
+    """For every clparse kernel in numba's disk cache: the ELF object's defined symbols are the names
+    numba lists from the bitcode (functions and variables that are not declarations)."""
+    from llvmlite import binding
+
+    from clparse.features.object_symbols import defined_symbols
+
+    compared = 0
+    for name, object_code, bitcode in _cached_libraries():
+        module = binding.parse_bitcode(bitcode)
+        expected = {symbol.name for symbols in (module.functions, module.global_variables)
+                    for symbol in symbols if not symbol.is_declaration}
+        assert defined_symbols(object_code) == expected, name
+        compared += 1
+    assert compared >= 1
+
+
+@pytest.mark.parametrize("data", [b"", b"not an object file", b"\x7fELF\x01\x01" + bytes(60),
+                                  b"\x7fELF\x02\x02" + bytes(60)])
+def test_anything_but_a_64_bit_little_endian_elf_object_is_numbas_to_load(data: bytes) -> None:
+    from clparse.features.object_symbols import defined_symbols
+
+    assert defined_symbols(data) is None
+
+
+def test_a_truncated_object_is_numbas_to_load() -> None:
+    from clparse.features.object_symbols import defined_symbols
+
+    _, object_code, _ = next(_cached_libraries())
+    assert defined_symbols(object_code[: len(object_code) // 2]) is None
+
+
+def test_a_lean_loaded_kernel_links_into_a_new_compilation(trained_db: Path) -> None:
+    """In a fresh process (the kernels cached on disk by now): the parse loads the kernels without
+    parsing their bitcode, gives this process's tree, and a function compiled afterwards that calls a
+    loaded kernel links it in (its bitcode parsed then) and computes what the kernel computes."""
+    sentence = [("The", "DT"), ("dog", "NN"), ("barked", "VBD"), ("at", "IN"), ("the", "DT"), ("cat", "NN")]
+    expected = str(Parser.from_db(trained_db, theta=THETA, beam=10).parse_tagged(sentence))
+    code = ("import numba\nfrom clparse.parser import Parser\nfrom clparse.features import kernel\n"
+            f"parser = Parser.from_db({str(trained_db)!r}, theta={THETA}, beam=10)\n"
+            f"print(parser.parse_tagged({sentence!r}))\n"
+            "library = next(iter(kernel._best_first_steps.overloads.values())).library\n"
+            "print(library._shared_module is None, '_clparse_bitcode' in vars(library))\n"
+            "@numba.njit\n"
+            "def rows(k, n):\n    return kernel._row_capacity(k, n) + 1\n"
+            "print(rows(5, 10) == kernel.row_capacity(5, 10) + 1)\n")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert out.splitlines() == [expected, "True True", "True"]
+
+
+def test_numba_is_imported_without_its_scipy_version_check() -> None:
+    code = ("import sys\nimport clparse.parser\nprint('scipy' in sys.modules)\n"
+            "import scipy\nprint(scipy.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert out.split() == ["False", "scipy"]

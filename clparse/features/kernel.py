@@ -41,9 +41,13 @@ from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
-from numba import njit, types
-from numba.cpython.unsafe.numbers import trailing_zeros  # count trailing zero bits (LLVM cttz)
-from numba.typed import Dict
+
+from clparse.features.numba_start import import_numba
+
+import_numba()  # before numba's first import: without its SciPy version check
+from numba import njit, types  # noqa: E402
+from numba.cpython.unsafe.numbers import trailing_zeros  # noqa: E402  # count trailing zero bits (LLVM cttz)
+from numba.typed import Dict  # noqa: E402
 
 # ------------------------------------------------------------------ the records the kernels take
 # Typed records of the arrays that travel together (numba compiles a NamedTuple of arrays and integers

@@ -23,10 +23,29 @@ typed dictionary's method called from Python) lets numba probe as usual, importi
 from __future__ import annotations
 
 import sys
+import threading
 from typing import Any
+
+from clparse.features.object_symbols import defined_symbols
 
 _PROBED = "scipy.linalg"
 _OWN = "clparse."
+
+
+def import_numba() -> None:
+    """Import numba without its SciPy version check (unless SciPy or numba is imported already).
+
+    numba's ``__init__`` imports ``scipy`` only to refuse a SciPy older than 1.0 (0.01 s of the first
+    parsed sentence); clparse requires a newer one, and nothing else numba imports with it reads SciPy.
+    While the import runs, another thread's ``import scipy`` would fail, as in :func:`answer_blas_probe`.
+    """
+    if "numba" in sys.modules or "scipy" in sys.modules:
+        return
+    sys.modules["scipy"] = None  # type: ignore[assignment]  # None in sys.modules: the import fails
+    try:
+        import numba  # noqa: F401
+    finally:
+        del sys.modules["scipy"]
 
 
 def answer_blas_probe() -> None:
@@ -67,8 +86,12 @@ def lean_cache_loads() -> None:
 
         rtsys.initialize(target_context)
         loaded = None  # stays None where the guard swallows an error (Windows: a cache file in use)
-        with cache._guard_against_spurious_io_errors():
-            loaded = cache._load_overload(sig, target_context)
+        _LEAN.active = True
+        try:
+            with cache._guard_against_spurious_io_errors():
+                loaded = cache._load_overload(sig, target_context)
+        finally:
+            _LEAN.active = False
         if loaded is None:  # not cached (or stale): numba compiles it next, with every registry
             answer_blas_probe()
             target_context.refresh()
@@ -76,3 +99,62 @@ def lean_cache_loads() -> None:
 
     load_overload.clparse_lean = True  # type: ignore[attr-defined]
     caching.Cache.load_overload = load_overload  # type: ignore[method-assign]
+    _defer_bitcode()
+
+
+class _Lean(threading.local):
+    active = False  # a lean load of a clparse kernel is under way in this thread
+
+
+_LEAN = _Lean()
+
+
+def _defer_bitcode() -> None:
+    """Make a lean load leave the cached bitcode unparsed until a compilation links the function in.
+
+    numba's ``_unserialize`` parses a cached function's bitcode (0.04 s for clparse's kernels) to list
+    the symbols its object code defines, and keeps the parsed module for linking it into a later
+    compilation. Under a lean load the list comes from the object's ELF symbol table
+    (:func:`~clparse.features.object_symbols.defined_symbols`, the same names: a test compares them) and
+    the bitcode is parsed only if a compilation asks for the module. Any other load, any other kind of
+    library, or an object that is not 64-bit little-endian ELF goes numba's way.
+    """
+    from numba.core import codegen
+
+    library_class = codegen.CPUCodeLibrary
+    needed = ("_unserialize", "_get_module_for_linking", "_set_compiled_object", "enable_object_caching",
+              "_finalize_final_module")
+    if getattr(library_class._unserialize, "clparse_lean", False) or not all(
+            hasattr(library_class, name) for name in needed):
+        return
+    numba_unserialize = library_class._unserialize.__func__  # type: ignore[attr-defined]
+    numba_linking = library_class._get_module_for_linking
+
+    def unserialize(cls: Any, generator: Any, state: Any) -> Any:
+        name, kind, data = state
+        engine: Any = getattr(generator, "_engine", None)
+        if not _LEAN.active or kind != "object" or not hasattr(engine, "_defined_symbols"):
+            return numba_unserialize(cls, generator, state)
+        object_code, bitcode = data
+        defined = defined_symbols(object_code)
+        if defined is None:
+            return numba_unserialize(cls, generator, state)
+        library = generator.create_library(name)
+        library.enable_object_caching()
+        library._set_compiled_object(object_code)
+        library._clparse_bitcode = bitcode
+        library._finalize_final_module()
+        engine._defined_symbols |= defined
+        return library
+
+    def module_for_linking(library: Any) -> Any:
+        bitcode = library.__dict__.pop("_clparse_bitcode", None)
+        if bitcode is not None and library._shared_module is None:
+            from llvmlite import binding
+
+            library._shared_module = binding.parse_bitcode(bitcode)
+        return numba_linking(library)
+
+    unserialize.clparse_lean = True  # type: ignore[attr-defined]
+    library_class._unserialize = classmethod(unserialize)  # type: ignore[assignment,method-assign]
+    library_class._get_module_for_linking = module_for_linking  # type: ignore[method-assign]

@@ -11,9 +11,8 @@ spawned worker spent about a second on imports and the model before its first se
 ``--jobs 2`` on GUM dev ≤ 15 to 1.4×); each still loads numba's cached kernels and, for untagged
 input, the tagger on its first sentence. Elsewhere (:func:`start_method`) each is a spawned
 interpreter that rebuilds the parser once from the database, read-only, at the same Θ̂ and search
-options (k-best included). Either way it sends back plain data per sentence: the result's own
-serialisation (:func:`clparse.output.to_dict`, what ``--format json`` writes: every tree as PTB text,
-scores, confidences, tokens, tags, offsets, fallback, completion, pops). The parent rebuilds each
+options (k-best included). Either way it sends back plain data per sentence (:func:`plain`: every tree as PTB
+text, scores, confidences, tokens, tags, offsets, fallback, completion, pops). The parent rebuilds each
 :class:`~clparse.output.ParseResult` from it and yields them strictly in input order, so the output
 is the same as one process's, byte for byte, in every format.
 
@@ -81,8 +80,11 @@ def start_method() -> str:
     forkable = sys.platform.startswith(FORK_PLATFORMS) and "fork" in multiprocessing.get_all_start_methods()
     return "fork" if forkable and threading.active_count() == 1 else "spawn"
 
-#: One sentence's result as plain data: :func:`clparse.output.to_dict`'s, and the K asked for.
-Payload = tuple[dict[str, Any], int]
+#: One sentence's result as plain data (:func:`plain`): tokens with tags, offsets, characters, fallback,
+#: completion, pops, the K asked for, and per tree, best first, its PTB text, score, derivation confidences
+#: and per-phrase confidences.
+Payload = tuple[list[tuple[str, str]], Any, Any, Any, Any, int, int,
+                list[tuple[str, Any, tuple[float, ...], list[Any]]]]
 
 
 # --------------------------------------------------------------------- the worker side
@@ -155,19 +157,31 @@ def worker(parent: int, conn: Connection, db: str, thetas: float | dict[str, flo
 
 
 def plain(result: Any) -> Payload:
-    """A :class:`~clparse.output.ParseResult` as plain data (no model object crosses processes)."""
-    from clparse.output import to_dict
+    """A :class:`~clparse.output.ParseResult` as plain data: no model object or derivation crosses
+    processes, and no tree object either (pickling one recurses once per level: a deep tree would hit
+    the recursion limit), but its PTB text. What every output format reads of a result and nothing more
+    (:func:`clparse.output.to_dict`'s constituent records cost twice as much to build and send)."""
+    from clparse.output import format_tree
 
-    return to_dict(result), result.kbest
+    trees = [(format_tree(parsed.tree), parsed.score, parsed.confidences, parsed.confidence_per_phrase())
+             for parsed in result.trees]
+    return (result.tagged, result.offsets, result.text, result.fallback, result.completion, result.pops,
+            result.kbest, trees)
 
 
 def rebuilt(payload: Payload) -> Any:
-    """The :class:`~clparse.output.ParseResult` of :func:`plain`'s data (:func:`clparse.output.from_dict`:
-    trees read back from their PTB text, which gives the same text again)."""
-    from clparse.output import from_dict
+    """The :class:`~clparse.output.ParseResult` of :func:`plain`'s data (trees read back from their PTB
+    text, which gives the same text again; ``(ROOT)`` is the empty sentence's tree)."""
+    from clparse.output import ParsedTree, ParseResult
+    from clparse.read.ptb import iter_trees_from_lines
 
-    data, kbest = payload
-    return from_dict(data, kbest)
+    tagged, offsets, text, fallback, completion, pops, kbest, entries = payload
+    trees = []
+    for ptb, score, confidences, phrases in entries:
+        (tree,) = iter_trees_from_lines([ptb], "<result>", allow_empty=True)
+        trees.append(ParsedTree(tree, score, confidences, phrase_confidences=phrases))
+    return ParseResult(trees[0].tree, tagged, fallback, pops, completion, trees=trees, offsets=offsets,
+                       text=text, kbest=kbest)
 
 
 # --------------------------------------------------------------------- the parent side

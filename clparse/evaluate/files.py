@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,7 +9,7 @@ from clparse.evaluate.evalb import EvalbParams, Evaluation, TreeSequence, evalua
 from clparse.errors import TreebankError
 from clparse.read.ptb import (
     UNCLOSED,
-    _decoded_lines,
+    empty_parses_unwrapped,
     iter_trees_from_lines,
     read_trees,
     split_lone_cr,
@@ -21,14 +20,6 @@ from clparse.read.tree import Tree
 #: Why a tree may not close on its line: a file of trees laid out over several lines.
 ONE_PER_LINE_HINT = ("--one-per-line reads one parse per line, and an indented file (as parse --format "
                      "pretty writes) is read without it")
-#: A failed parse as the Berkeley parser writes it, "(())": an empty parse to EVALB, which skips it.
-_WRAPPED_EMPTY = re.compile(r"\(\s*\(\)\s*\)")  # "( )" is a word to evalb.c: "(( ))" is a length mismatch
-
-
-def _failures_unwrapped(line: str) -> str:
-    """``line`` with each ``(())`` written ``()`` and spaces, so that columns stay where they were (the
-    reader refused it as "empty tree '()' (a bracket written as a word?)")."""
-    return _WRAPPED_EMPTY.sub(lambda m: "()" + " " * (len(m.group()) - 2), line) if "(" in line else line
 
 
 def read_parses(path: str | Path, *, one_per_line: bool = False) -> Iterator[Tree]:
@@ -43,14 +34,7 @@ def read_parses(path: str | Path, *, one_per_line: bool = False) -> Iterator[Tre
     ``(())`` is a failed parse too, as the Berkeley parser writes one.
     """
     if not one_per_line:
-        # read_trees(allow_empty=True) with the failures unwrapped
-        with open(path, "rb") as handle:
-            lines = (_failures_unwrapped(line) for line in _decoded_lines(handle))
-            read = 0
-            for read, tree in enumerate(iter_trees_from_lines(lines, str(path), allow_empty=True), 1):
-                yield tree
-        if not read:
-            raise TreebankError(str(path), 1, 1, "file contains no trees")
+        yield from read_trees(path, allow_empty=True, wrapped_empty=True)
         return
     # Bytes, decoded line by line, so that text that is not UTF-8 is named by line and column as any
     # treebank's is; a lone CR ends a line, as CRLF and LF do.
@@ -69,7 +53,7 @@ def read_parses(path: str | Path, *, one_per_line: bool = False) -> Iterator[Tre
                 yield Tree("", [])
                 continue
             try:
-                trees = list(iter_trees_from_lines([_failures_unwrapped(line)], name, allow_empty=True))
+                trees = list(iter_trees_from_lines([empty_parses_unwrapped(line)], name, allow_empty=True))
             except TreebankError as exc:  # read as a text of one line: its line 1 is this line
                 problem = exc.problem
                 if problem.startswith(UNCLOSED):  # it said "at end of file (line 1)" of any line

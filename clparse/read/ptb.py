@@ -240,20 +240,34 @@ def _decoded_lines(handle: IO[bytes]) -> Iterator[str]:
         yield without_bom(raw, lineno).decode("utf-8", errors="surrogateescape")
 
 
+#: A failed parse as the Berkeley parser writes it, "(())": an empty parse to EVALB, which skips it. Found in
+#: the text, as tokens cannot: "( )" is a word to evalb.c, so "(( ))" is a length mismatch, not a failure.
+_WRAPPED_EMPTY = re.compile(r"\(\s*\(\)\s*\)")
+
+
+def empty_parses_unwrapped(line: str) -> str:
+    """``line`` with each ``(())`` written ``()`` and spaces, so that columns stay where they were: read
+    with ``allow_empty``, it is then an empty tree (else "empty tree '()' (a bracket written as a word?)")."""
+    return _WRAPPED_EMPTY.sub(lambda m: "()" + " " * (len(m.group()) - 2), line) if "(" in line else line
+
+
 def read_trees(path: str | Path, *, skip_bad: bool = False, report: ReadReport | None = None,
-               allow_empty: bool = False) -> Iterator[Tree]:
+               allow_empty: bool = False, wrapped_empty: bool = False) -> Iterator[Tree]:
     """Stream the trees of one file.
 
     With ``skip_bad`` a malformed tree is skipped (counted in ``report``) and
     reading resumes after it: where its brackets close, or, if they never do, at
     the next line that starts a tree at column 1; without it the first problem
     raises :class:`TreebankError`. An empty file is an error either way: it is
-    almost always a wrong path.
+    almost always a wrong path. ``wrapped_empty`` reads each line through
+    :func:`empty_parses_unwrapped`: with ``allow_empty``, a parser's output.
     """
     path_text = str(path)
     report = report if report is not None else ReadReport()
     with open(path, "rb") as handle:
         lines = _decoded_lines(handle)
+        if wrapped_empty:
+            lines = map(empty_parses_unwrapped, lines)
         if not skip_bad:
             for tree in iter_trees_from_lines(lines, path_text, allow_empty=allow_empty):
                 report.trees += 1

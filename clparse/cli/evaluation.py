@@ -116,12 +116,14 @@ def _warn(result: Any, name: str = "") -> None:
     """What EVALB leaves out, on stderr: each sentence whose words differ, and how many parses were empty."""
     from clparse.evaluate.evalb import EMPTY_PARSE
 
+    empty = 0
     for s in result.sentences:
         if s.status == "error":
             click.echo(f"warning: {name}sentence {s.index}: {s.message}", err=True)
-        elif s.status == "skip" and s.message != EMPTY_PARSE:  # counted as an empty parse, which it is not
+        elif s.status == "skip" and s.message == EMPTY_PARSE:
+            empty += 1
+        elif s.status == "skip":  # counted as an empty parse, which it is not
             click.echo(f"warning: {name}sentence {s.index}: {s.message}: skipped, as EVALB does", err=True)
-    empty = sum(s.status == "skip" and s.message == EMPTY_PARSE for s in result.sentences)
     if empty:
         click.echo(f"warning: {name}{empty} empty parse(s) skipped, as EVALB does", err=True)
 

@@ -21,8 +21,6 @@ cancelled. Dask is imported only here, and only when used; nothing here imports 
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import os
 import threading
 import time
@@ -32,7 +30,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from clparse.dask_address import check_address, require_dask
+from clparse.dask_address import check_address, check_scheduler, close_quietly, dask_connect, short_line
+from clparse.dask_address import require_dask as require_dask  # clparse.cli.parsing imports it from here
 from clparse.errors import ClparseError, ParameterError
 from clparse.parse_jobs import Payload, open_worker_parser, plain, rebuilt, take_chunk
 
@@ -41,9 +40,6 @@ WINDOW = 4  # chunks per worker thread submitted and not yet yielded, at most
 REFRESH = 5.0  # seconds between asking the scheduler how many worker threads it has
 CONNECT_TIMEOUT = 30.0  # seconds to reach the scheduler before giving up
 CACHED = 2  # parsers a worker process keeps (a long-lived cluster may serve several databases or Θ̂)
-#: Seconds a local worker is given to stop when the run stops early (Ctrl-C, an error): a chunk still
-#: parsing held its graceful close for Dask's 4 s (80 % of the Nanny's 5 s) before the kill.
-STOP_TIMEOUT = 0.25
 
 #: In a worker process: the parsers rebuilt so far, by (database, its file's identity, Θ̂, options).
 _PARSERS: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
@@ -113,54 +109,8 @@ def _worker_address() -> str:
 
 
 def connect(address: str) -> tuple[Any, Callable[[bool], None]]:
-    """A Client for ``address`` (``local:N`` starts a LocalCluster here) and a function that closes it
-    (``hurried``: the run stopped early, so local workers still parsing are killed, not waited for); a
-    scheduler that cannot be reached is one :class:`~clparse.errors.ClparseError`."""
-    distributed = require_dask()
-    if address.startswith("local:"):
-        try:
-            cluster = distributed.LocalCluster(n_workers=int(address.split(":")[1]), threads_per_worker=1,
-                                               processes=True, dashboard_address=None,
-                                               # its workers share our terminal: Ctrl-C reaches them too,
-                                               # and each logged cancelled tasks and a nanny's kill
-                                               silence_logs=logging.ERROR)
-        except Exception as exc:  # a traceback ending in "RuntimeError: Nanny failed to start."
-            why = _one_line(exc).rstrip(".")
-            raise ClparseError(f"could not start the local Dask cluster {address}: {why}; from a script, "
-                               "parse under `if __name__ == '__main__':` (each worker is a new Python that "
-                               "imports the script)") from None
-        client = distributed.Client(cluster, set_as_default=False)
-
-        def close_local(hurried: bool) -> None:
-            client.close()
-            if hurried:
-                _stop_workers(cluster)
-            cluster.close()
-
-        return client, close_local
-    try:
-        client = distributed.Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
-    except Exception as exc:  # OSError, TimeoutError, or Dask's ValueError for an address it cannot use
-        raise ClparseError(f"cannot reach the Dask scheduler at {address}: {_one_line(exc)}") from None
-    return client, lambda hurried: client.close()  # another's workers: their tasks were cancelled
-
-
-async def _close_nannies(nannies: list[Any], timeout: float) -> None:
-    await asyncio.gather(*(nanny.close(timeout=timeout) for nanny in nannies), return_exceptions=True)
-
-
-def _stop_workers(cluster: Any) -> None:
-    """Stop a LocalCluster's workers within :data:`STOP_TIMEOUT`, killing those still parsing (their
-    threads cannot be interrupted, and the results are not wanted)."""
-    try:
-        cluster.sync(_close_nannies, list(cluster.workers.values()), STOP_TIMEOUT)
-    except Exception:  # Dask's internals changed: its own close still ends them, only slower
-        pass
-
-
-def _one_line(exc: object) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if len(text) <= 300 else text[:297] + "..."
+    """:func:`~clparse.dask_address.dask_connect` for parsing: a Client for ``address``, and its close."""
+    return dask_connect(address, CONNECT_TIMEOUT, "parse")
 
 
 class _Window:
@@ -229,10 +179,7 @@ def parse_on_cluster(parser: Any, sentences: Iterator[tuple[Sequence[Any], Any]]
     finally:
         for future, _, _ in inflight:
             future.cancel()
-        if str(getattr(client, "status", "running")) != "running":
-            # the scheduler is gone: Dask logs its reconnect's traceback on closing; our one line says it
-            logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
-        close(hurried)
+        close_quietly(client, close, hurried)
     if failure is not None:
         raise failure
 
@@ -249,10 +196,7 @@ def _result(future: Any, first: int, count: int, address: str, client: Any = Non
                 status, value, worker = future.result(timeout=1.0)
                 break
             except TimeoutError:
-                state = str(getattr(client, "status", "running"))
-                if state not in ("running", "newly-created"):
-                    raise ClparseError(f"lost the Dask scheduler at {address} while parsing {where} "
-                                       f"(client {state})") from None
+                check_scheduler(client, address, f" while parsing {where}")
                 if notice is not None and waited(client):
                     # tasks wait for workers to join (an adaptive cluster): said once, not a silent stall
                     notice(f"the Dask scheduler at {address} has no worker yet: waiting for one to join")
@@ -260,13 +204,10 @@ def _result(future: Any, first: int, count: int, address: str, client: Any = Non
     except (KeyboardInterrupt, SystemExit, GeneratorExit, ClparseError):
         raise
     except BaseException as exc:  # KilledWorker, a lost scheduler (cancelled futures), ...
-        state = str(getattr(client, "status", "running"))
-        if state not in ("running", "newly-created"):  # its futures were cancelled: say why in our words
-            raise ClparseError(f"lost the Dask scheduler at {address} while parsing {where} "
-                               f"(client {state})") from None
+        check_scheduler(client, address, f" while parsing {where}")  # its futures were cancelled: say why
         raise ClparseError(f"parsing {where} on the Dask cluster at {address} failed: "
-                           f"{type(exc).__name__}: {_one_line(exc)}") from None
+                           f"{type(exc).__name__}: {short_line(exc)}") from None
     if status == "error":
-        raise ClparseError(f"Dask worker {worker}, parsing {where}: {_one_line(value)}")
+        raise ClparseError(f"Dask worker {worker}, parsing {where}: {short_line(value)}")
     payloads: list[Payload] = value
     return payloads

@@ -18,7 +18,6 @@ takes them over, as after any kill. Dask is imported only here (``pip install 'c
 from __future__ import annotations
 
 import concurrent.futures
-import logging
 import pickle
 import time
 import uuid
@@ -29,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from clparse.dask_address import require_dask
+from clparse.dask_address import check_scheduler, close_quietly, dask_connect, require_dask
 from clparse.errors import ClparseError, DatabaseError, LabelClaimedError
 
 if TYPE_CHECKING:  # the trainer is imported on first use: --dask's address is checked without it
@@ -42,6 +41,7 @@ if TYPE_CHECKING:  # the trainer is imported on first use: --dask's address is c
 #: How often a label's worker may be lost before the label is marked failed (a label that kills every
 #: worker it meets, e.g. out of memory, must not go round the cluster for ever).
 MAX_LOSSES = 3
+CONNECT_TIMEOUT = 60.0  # seconds to reach the scheduler before giving up
 NO_MARGINS = np.zeros(0, dtype=np.float64)  # what ``commit`` is given between checkpoints (it ignores it)
 
 
@@ -114,28 +114,9 @@ class ShipError(Exception):
     """Scattering a label's job failed: its worker (or the scheduler) went away meanwhile."""
 
 
-def connect(address: str) -> tuple[Any, Callable[[], None]]:
-    """A Client for ``address`` (``local:N`` starts a LocalCluster here) and a function that closes it."""
-    distributed = require_dask()
-    if address.startswith("local:"):
-        cluster = distributed.LocalCluster(n_workers=int(address.split(":")[1]), threads_per_worker=1,
-                                           processes=True, dashboard_address=None,
-                                           # its workers share our terminal: Ctrl-C reaches them too, and
-                                           # each logged cancelled tasks and a nanny's kill (warnings)
-                                           silence_logs=logging.ERROR)
-        client = distributed.Client(cluster)
-
-        def close_local() -> None:
-            client.close()
-            cluster.close()
-
-        return client, close_local
-    try:
-        client = distributed.Client(address, timeout="60s")
-    except Exception as exc:  # said as parse --dask says it (was Dask's bare "Timed out trying to connect")
-        text = " ".join(str(exc).split()) or type(exc).__name__
-        raise ClparseError(f"cannot reach the Dask scheduler at {address}: {text}") from None
-    return client, client.close
+def connect(address: str) -> tuple[Any, Callable[[bool], None]]:
+    """:func:`~clparse.dask_address.dask_connect` for training: a Client for ``address``, and its close."""
+    return dask_connect(address, CONNECT_TIMEOUT, "train")
 
 
 def train_on_cluster(db: str | Path, labels: list[str], settings: Mapping[str, BoostSettings], rule: StopRule,
@@ -150,10 +131,7 @@ def train_on_cluster(db: str | Path, labels: list[str], settings: Mapping[str, B
         return Coordinator(db, settings, rule, client, summary, batch_iterations, batch_seconds).run(
             labels, should_stop, on_poll, address)
     finally:
-        if str(getattr(client, "status", "running")) != "running":
-            # the scheduler is gone: Dask logs its reconnect's traceback on closing; our one line says it
-            logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
-        close()
+        close_quietly(client, close, False)  # local workers are waited for, as ever
 
 
 class Coordinator:
@@ -240,10 +218,9 @@ class Coordinator:
         """Stop the run with one line once the client has lost its scheduler: it was a KeyError traceback
         after a minute of reconnecting, and meanwhile every label's cancelled batch counted as a lost
         worker (a label so lost 3 times is marked failed, for a fault of the scheduler)."""
-        status = str(getattr(self.client, "status", "running"))
-        if closed or status not in ("running", "newly-created"):
-            raise ClparseError(f"lost the Dask scheduler at {self.stats.address} (client {status}): every "
-                               "label keeps its committed iterations; run the same command again to resume")
+        check_scheduler(self.client, self.stats.address, closed=closed,
+                        advice=": every label keeps its committed iterations; run the same command again to "
+                               "resume")
 
     def free_worker(self) -> str | None:
         """The worker with the most free threads (one label per thread), None if all are busy."""

@@ -4,8 +4,9 @@ A :class:`ParseResult` holds a sentence's tokens and tags, for running text each
 character offsets and characters, and its trees best first (:class:`ParsedTree`: one, or the K best with
 ``SearchOptions(kbest=K)``). Each tree has its score and, per phrase, the confidence of the classifier
 that built it (:class:`Constituent`). :func:`to_dict` is *the* serialisation: ``--format json`` writes
-it, ``--jobs`` and ``--dask`` send it between processes and :func:`from_dict` reads it back, so every
-field crosses and the output is the same bytes in one process or many. docs/output.md has the schema.
+it and :func:`from_dict` reads it back. ``--jobs`` and ``--dask`` send a leaner form between processes
+(:func:`clparse.parse_jobs.plain`: each tree's PTB text and its phrases' confidences), which gives the
+same bytes in every format. docs/output.md has the schema.
 
 Positions: a constituent's ``start``/``end`` count the *output* tokens (every input token, in order,
 after the tokens preprocessing set aside were put back), end exclusive; its confidence belongs to the

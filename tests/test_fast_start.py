@@ -350,3 +350,32 @@ def test_numba_is_imported_without_its_scipy_version_check() -> None:
             "import scipy\nprint(scipy.__name__)")
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
     assert out.split() == ["False", "scipy"]
+
+
+def _with_section_kind(data: bytes, old: int, new: int) -> bytes:
+    """``data`` (an ELF object) with every section of type ``old`` retyped ``new``."""
+    import struct
+
+    out = bytearray(data)
+    (offset,) = struct.unpack_from("<Q", data, 0x28)
+    size, count = struct.unpack_from("<HH", data, 0x3A)
+    for i in range(count):
+        if struct.unpack_from("<I", data, offset + i * size + 4)[0] == old:
+            struct.pack_into("<I", out, offset + i * size + 4, new)
+    return bytes(out)
+
+
+def test_an_object_that_would_list_no_symbol_is_numbas_to_load() -> None:
+    """No symbol table, extended section numbering (e_shnum 0), or a symbol table whose strings are not a
+    string table: None, never an empty list (numba would build the kernel from a null entry point)."""
+    import struct
+
+    from clparse.features.object_symbols import defined_symbols
+
+    _, object_code, _ = next(_cached_libraries())
+    assert defined_symbols(object_code)
+    assert defined_symbols(_with_section_kind(object_code, 2, 0)) is None  # SHT_SYMTAB gone
+    assert defined_symbols(_with_section_kind(object_code, 3, 1)) is None  # SHT_STRTAB now PROGBITS
+    extended = bytearray(object_code)
+    struct.pack_into("<H", extended, 0x3C, 0)  # e_shnum 0: the count would be in section 0's header
+    assert defined_symbols(bytes(extended)) is None

@@ -37,7 +37,8 @@ def import_numba() -> None:
 
     numba's ``__init__`` imports ``scipy`` only to refuse a SciPy older than 1.0 (0.01 s of the first
     parsed sentence); clparse requires a newer one, and nothing else numba imports with it reads SciPy.
-    While the import runs, another thread's ``import scipy`` would fail, as in :func:`answer_blas_probe`.
+    While the import runs, another thread's ``import scipy`` (or of a SciPy submodule) would fail, as in
+    :func:`answer_blas_probe`; the parser imports numba before any thread of its own starts.
     """
     if "numba" in sys.modules or "scipy" in sys.modules:
         return
@@ -45,7 +46,8 @@ def import_numba() -> None:
     try:
         import numba  # noqa: F401
     finally:
-        del sys.modules["scipy"]
+        if "scipy" in sys.modules and sys.modules["scipy"] is None:  # not a module another thread imported
+            del sys.modules["scipy"]
 
 
 def answer_blas_probe() -> None:
@@ -148,11 +150,12 @@ def _defer_bitcode() -> None:
         return library
 
     def module_for_linking(library: Any) -> Any:
-        bitcode = library.__dict__.pop("_clparse_bitcode", None)
+        bitcode = library.__dict__.get("_clparse_bitcode")
         if bitcode is not None and library._shared_module is None:
             from llvmlite import binding
 
-            library._shared_module = binding.parse_bitcode(bitcode)
+            library._shared_module = binding.parse_bitcode(bitcode)  # kept for a retry if this raises
+        library.__dict__.pop("_clparse_bitcode", None)
         return numba_linking(library)
 
     unserialize.clparse_lean = True  # type: ignore[attr-defined]

@@ -24,3 +24,22 @@ def test_read_trees_reads_a_wrapped_empty_parse_only_when_asked(tmp_path: Path, 
     assert [format_tree(tree) for tree in trees] == ["()", "(S (NN x))"]
     with pytest.raises(TreebankError, match=r":1:2: empty tree '\(\)'"):
         list(read_trees(path, allow_empty=True))
+
+
+@pytest.mark.parametrize(("encoding", "bom", "name"), [
+    ("utf-16-le", b"\xff\xfe", "UTF-16"), ("utf-16-be", b"\xfe\xff", "UTF-16"),
+    ("utf-32-le", b"\xff\xfe\x00\x00", "UTF-32"), ("utf-32-be", b"\x00\x00\xfe\xff", "UTF-32"),
+])
+def test_a_treebank_saved_as_utf32_is_named_as_sentence_files_name_it(tmp_path: Path, encoding: str,
+                                                                       bom: bytes, name: str) -> None:
+    """A treebank saved as UTF-32 was "UTF-16 text" (little-endian) or not named at all (big-endian),
+    while a sentence file said UTF-32: the two readers kept their own lists of byte-order marks."""
+    from clparse.read.sentences import wide_text
+
+    path = tmp_path / "wide.mrg"
+    path.write_bytes(bom + "(S (NP (DT a) (NN b)))\n".encode(encoding))
+    assert str(wide_text(str(path), bom)).startswith(f"{path}:1: {name} text")
+    with pytest.raises(TreebankError) as error:
+        list(read_trees(path))
+    assert str(error.value).endswith(f"binary data (NUL byte): not a treebank file ({name} text: save it as "
+                                     "UTF-8)")

@@ -47,7 +47,7 @@ def read_parses(path: str | Path, *, one_per_line: bool = False) -> Iterator[Tre
                 if b"\x00" not in raw:
                     raise TreebankError(name, lineno, exc.start + 1,
                                         "not UTF-8 text (binary file?)") from None
-                # binary: the reader below names a gzip-compressed or UTF-16 file, as it does without the flag
+                # binary: the reader below names a gzip-compressed, UTF-16 or UTF-32 file, as without the flag
                 line = raw.decode("utf-8", errors="surrogateescape")
             if not line.strip():
                 yield Tree("", [])

@@ -162,14 +162,28 @@ UNCLOSED = "unbalanced '(': tree is not closed"
 Token = tuple[str, int, int]  # text, line, column
 
 
+#: Byte-order marks of UTF-32 and UTF-16 (longest first: FF FE 00 00 starts with FF FE).
+WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"),
+             (b"\xfe\xff", "UTF-16"))
+
+
+def wide_encoding(head: bytes | str) -> tuple[bytes, str] | None:
+    """The byte-order mark and the encoding, UTF-32 or UTF-16, that a file's first bytes ``head`` (or its
+    first line as reading decodes it, with surrogateescape) start with; None for any other."""
+    for bom, encoding in WIDE_BOMS:
+        if isinstance(head, bytes) and head.startswith(bom) or \
+                isinstance(head, str) and head.startswith(bom.decode("utf-8", "surrogateescape")):
+            return bom, encoding
+    return None
+
+
 def _binary(path: str, lineno: int, text: str) -> TreebankError:
-    """A NUL byte: a binary file, or a compressed (``wsj_0001.mrg.gz``) or UTF-16 one, said so."""
-    # magic bytes as surrogateescape decodes them: gzip's 1f 8b, UTF-16's byte-order marks ff fe and fe ff
+    """A NUL byte: a binary file, or a compressed (``wsj_0001.mrg.gz``), UTF-16 or UTF-32 one, said so."""
     packed = ""
-    if lineno == 1 and text.startswith("\x1f\udc8b"):
+    if lineno == 1 and text.startswith("\x1f\udc8b"):  # gzip: 1f 8b, as surrogateescape reads them
         packed = " (gzip-compressed: gunzip it first)"
-    elif lineno == 1 and text.startswith(("\udcff\udcfe", "\udcfe\udcff")):
-        packed = " (UTF-16 text: save it as UTF-8)"
+    elif lineno == 1 and (wide := wide_encoding(text)) is not None:
+        packed = f" ({wide[1]} text: save it as UTF-8)"
     return TreebankError(path, lineno, text.index("\x00") + 1,
                          f"binary data (NUL byte): not a treebank file{packed}")
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import IO
 
 from clparse.errors import ClparseError, ParameterError
-from clparse.read.ptb import read_trees, split_lone_cr, without_bom
+from clparse.read.ptb import read_trees, split_lone_cr, wide_encoding, without_bom
 from clparse.read.tree import escape_brackets
 
 FORMATS = ("tokens", "tagged", "ptb", "text")
@@ -80,20 +80,16 @@ def count_sentences(names: Iterable[str], fmt: str) -> int:
     return sum(1 for _ in read_sentences(names, fmt))
 
 
-#: Byte-order marks of UTF-32 and UTF-16 (longest first: FF FE 00 00 starts with FF FE).
-WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"),
-             (b"\xfe\xff", "UTF-16"))
-
-
 def wide_text(name: str, head: bytes) -> ClparseError | None:
     """The error for a file whose first bytes ``head`` say it is UTF-16 or UTF-32 (Windows PowerShell 5's
     `>`, Notepad's "Unicode"), which reads as binary data (NUL bytes) otherwise; None for any other."""
-    for bom, encoding in WIDE_BOMS:
-        if head.startswith(bom):
-            start = bom.hex(" ").upper()
-            return ClparseError(f"{name}:1: {encoding} text (it starts with the bytes {start}); clparse "
-                                "reads UTF-8: save the file as UTF-8")
-    return None
+    wide = wide_encoding(head)
+    if wide is None:
+        return None
+    bom, encoding = wide
+    start = bom.hex(" ").upper()
+    return ClparseError(f"{name}:1: {encoding} text (it starts with the bytes {start}); clparse reads UTF-8: "
+                        "save the file as UTF-8")
 
 
 def _lines(name: str) -> Iterator[tuple[int, str]]:

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from clparse.errors import ClparseError, ConfigurationError, ParameterError
+from clparse.atomic_write import write_whole
+from clparse.errors import ConfigurationError, ParameterError
 from clparse.store.calibration import Calibrations
 from clparse.store.database import Database
 
@@ -159,31 +160,9 @@ def draw_figure(db: str | Path, path: str | Path) -> None:
     image = io.BytesIO()
     figure.savefig(image, format=kind, dpi=120)
     plt.close(figure)
-    _write_whole(path, image.getvalue())
 
+    def put(where: Path) -> None:  # written and closed here: matplotlib's own file was closed unchecked
+        with open(where, "wb") as handle:
+            handle.write(image.getvalue())
 
-def _write_whole(path: Path, data: bytes) -> None:
-    """``data`` into ``path`` through a scratch file beside it, renamed over it once complete and synced:
-    Ctrl-C or a full disk half-way left a truncated image in place of the figure there before. A device or
-    pipe (``/dev/stdout``) is written as it is; a symbolic link keeps pointing where it did."""
-    import os
-    import secrets
-
-    if path.exists() and not path.is_file():
-        target, scratch = path, None
-    else:
-        target = path.resolve() if path.is_symlink() else path
-        scratch = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.drawing")
-    try:  # written and closed here, so a full disk is an error (matplotlib's own file was closed unchecked)
-        with open(scratch or target, "wb") as handle:
-            handle.write(data)
-            if scratch is not None:
-                handle.flush()
-                os.fsync(handle.fileno())
-        if scratch is not None:
-            os.replace(scratch, target)
-    except OSError as exc:  # one line naming the file, as the CLI says it (the API raised the raw OSError)
-        raise ClparseError(f"{path}: {exc.strerror or exc}") from None
-    finally:
-        if scratch is not None:
-            scratch.unlink(missing_ok=True)
+    write_whole(path, put)  # Ctrl-C or a full disk half-way left a truncated image in place of the figure

@@ -108,21 +108,16 @@ def treebank_preprocess_command(files: tuple[Path, ...], max_words: int | None, 
 
 
 def _write_whole(output: Path, files: Iterable[Path], write: Callable[[Any], object]) -> None:
-    """Write ``output`` through a temporary file beside it, renamed over it at the end: a bad tree, Ctrl-C
-    or a full disk half-way left the file truncated to the trees before (a run's earlier output lost, and
-    a shorter treebank in its place)."""
-    import os
+    """Write ``output`` whole or not at all: a bad tree, Ctrl-C or a full disk half-way left the file
+    truncated to the trees before (a run's earlier output lost, and a shorter treebank in its place)."""
     from types import SimpleNamespace
 
-    from clparse.errors import ClparseError
+    from clparse.atomic_write import write_whole
 
     refuse_overwriting(SimpleNamespace(name=str(output)), files)  # -o naming a directory, or one of FILES
-    partial = output.with_name(f".{output.name}.{os.getpid()}.partial")
-    try:
-        with open(partial, "w", encoding="utf-8") as handle:
+
+    def put(where: Path) -> None:
+        with open(where, "w", encoding="utf-8") as handle:
             write(handle)
-        os.replace(partial, output)
-    except OSError as exc:
-        raise ClparseError(f"{output}: {exc.strerror or exc}; nothing written") from None
-    finally:
-        partial.unlink(missing_ok=True)
+
+    write_whole(output, put, kept="; nothing written")

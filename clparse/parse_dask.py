@@ -7,8 +7,8 @@ the database by its **path**: every worker opens that path itself, read-only, so
 the database at the same path (a shared file system, or a copy at the same place on every node). A
 worker process rebuilds the parser once, at the given Θ̂ and search options, and keeps it for the
 next chunks (:data:`_PARSERS`; a worker's threads take turns with it); it sends back the same plain
-data per sentence as ``parse --jobs`` (:func:`clparse.parse_jobs.plain`: the result's JSON serialisation,
-k-best trees, confidences and offsets included), from which the client
+data per sentence as ``parse --jobs`` (:func:`clparse.parse_jobs.plain`: each tree's PTB text and
+its phrases' confidences, k-best trees, scores and offsets included), from which the client
 rebuilds each :class:`~clparse.output.ParseResult` and yields them strictly in input order: the output
 is the same as one process's, byte for byte.
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import io
 import numbers
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -129,6 +129,10 @@ def _tokens(sentence: Sentence) -> list[Any]:
         return []
     if isinstance(sentence, (bytes, bytearray)):
         raise ParameterError("sentence", "give text (str) or a list of tokens, not bytes: decode them first")
+    if isinstance(sentence, Mapping) or not isinstance(sentence, Iterable):
+        # a number was a TypeError from deep inside, and a {word: tag} dict parsed its words untagged
+        raise ParameterError("sentence", f"give text (str), a list of words or a list of (word, tag) pairs, "
+                                         f"not {type(sentence).__name__}")
     tokens = list(sentence.tokens if isinstance(sentence, SourceSentence) else sentence)
     words = bool(tokens) and isinstance(tokens[0], str)
     for i, token in enumerate(tokens):
@@ -137,6 +141,17 @@ def _tokens(sentence: Sentence) -> list[Any]:
             raise ParameterError("sentence", f"token {i} is {token!r}: give every token as a word (a "
                                              "string), or every one as a (word, tag) pair of strings")
     return tokens if words else [(token[0], token[1]) for token in tokens]
+
+
+def _many(sentences: Iterable[Sentence]) -> Iterable[Sentence]:
+    """``sentences`` as :meth:`Parser.parse_many` takes them: one sentence in their place (a string was
+    read one character at a time, a tree per character) is one ParameterError."""
+    if isinstance(sentences, (str, bytes, bytearray, SourceSentence)):
+        raise ParameterError("sentences", f"give a list of sentences, such as [{sentences!r}], not one "
+                                          "sentence (parse() takes one)")
+    if isinstance(sentences, Mapping) or not isinstance(sentences, Iterable):
+        raise ParameterError("sentences", f"give a list of sentences, not {type(sentences).__name__}")
+    return sentences
 
 
 def _clean_pairs(tagged: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -326,16 +341,19 @@ class Parser:
         return [self.parse(sentence) for sentence in text_sentences(io.StringIO(text, newline=""))]
 
     def parse_many(self, sentences: Iterable[Sentence]) -> Iterator[ParseResult]:
-        for sentence in sentences:
+        """Parse each sentence of ``sentences`` (any iterable of what :meth:`parse` takes), in order."""
+        for sentence in _many(sentences):
             yield self.parse(sentence)
 
-    def parse_document(self, sentences: Sequence[Sentence], progress: bool = True) -> list[ParseResult]:
-        """Parse a document (a list of sentences) in order, with a progress line (count, rate, ETA) on
-        stderr when it is a terminal."""
+    def parse_document(self, sentences: Iterable[Sentence], progress: bool = True) -> list[ParseResult]:
+        """Parse a document (a list, or any iterable, of sentences) in order, with a progress line (count,
+        rate, and an ETA when the count is known) on stderr when it is a terminal."""
         from clparse.progress import Progress
 
         results: list[ParseResult] = []
-        with Progress("parsing", len(sentences), "sentences", enabled=None if progress else False) as bar:
+        sentences = _many(sentences)
+        total = len(sentences) if isinstance(sentences, Sized) else None  # a generator: no ETA
+        with Progress("parsing", total, "sentences", enabled=None if progress else False) as bar:
             for sentence in sentences:
                 results.append(self.parse(sentence))
                 bar.update()

@@ -1,0 +1,48 @@
+"""Faults of the Python API and of `clparse tag` found in session 14's hunt: wrong results with no error,
+or an error from deep inside instead of one naming what was wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from clparse.errors import ParameterError
+from clparse.parser import Parser, SourceSentence
+
+THETA = 3.0
+
+
+@pytest.fixture(scope="module")
+def parser(trained_db: Path) -> Parser:
+    return Parser.from_db(trained_db, theta=THETA, beam=5)
+
+
+@pytest.mark.parametrize("one", ["The dog barked .", b"The dog", None, 5, {"The": "DT"},
+                                 SourceSentence(("Dogs",), ((0, 4),), ("Dogs",))])
+def test_parse_many_and_parse_document_refuse_one_sentence_in_place_of_a_list(parser: Parser,
+                                                                               one: object) -> None:
+    """A string was read one character at a time: ``parse_many("The dog barked .")`` gave 16 one-letter
+    trees, exit status 0."""
+    with pytest.raises(ParameterError, match="sentences"):
+        list(parser.parse_many(one))  # type: ignore[arg-type]
+    with pytest.raises(ParameterError, match="sentences"):
+        parser.parse_document(one, progress=False)  # type: ignore[arg-type]
+
+
+def test_parse_document_takes_any_iterable_as_parse_many_does(parser: Parser) -> None:
+    """A generator was a TypeError (``len()`` for the progress line)."""
+    sentences = ["The dog barked .", "A cat sat ."]
+    expected = [r.to_dict() for r in parser.parse_many(sentences)]
+    assert [r.to_dict() for r in parser.parse_document((s for s in sentences), progress=False)] == expected
+    assert [r.to_dict() for r in parser.parse_document(sentences, progress=False)] == expected
+
+
+@pytest.mark.parametrize("sentence", [5, 2.5, {"The": "DT", "dog": "NN"}])
+def test_a_sentence_of_the_wrong_type_is_one_parameter_error(parser: Parser, sentence: object) -> None:
+    """A number was ``TypeError: 'int' object is not iterable`` from deep inside; a {word: tag} dict
+    parsed its words with the stored tagger's tags, its own dropped in silence."""
+    with pytest.raises(ParameterError, match="sentence"):
+        parser.parse(sentence)  # type: ignore[arg-type]
+    with pytest.raises(ParameterError, match="sentence"):
+        parser.tag(sentence)  # type: ignore[arg-type]

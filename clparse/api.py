@@ -776,10 +776,16 @@ def evaluate_tags(db: PathLike, gold: Sequence[PathLike]) -> TaggingReport:
     from clparse.tag.stored import NONE_TAG
 
     gold = treebank_paths(gold, "gold")
+    if not gold:  # nothing to measure gave "0 sentences, 0 tokens: 0.00 %", a score of no tagging
+        raise ParameterError("gold", "give at least one gold treebank file")
     tagger = _tagger(db)
     sentences = ([(w, t) for w, t in tree.tagged_words() if t != NONE_TAG] for path in gold
                  for tree in read_trees(path))
-    return evaluate_tagger(tagger, sentences)
+    report = evaluate_tagger(tagger, sentences)
+    if not report.tokens:  # trees of empty elements alone: "0.00 % tagged as in the gold trees", status 0
+        raise ClparseError(f"{', '.join(map(str, gold))}: no word to tag (every tree holds empty elements "
+                           "alone, tagged -NONE-): nothing to measure")
+    return report
 
 
 def _tagger(db: PathLike) -> Any:

@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from clparse import api
+from clparse.data import sample_path
 from clparse.errors import ParameterError
 from clparse.parser import Parser, SourceSentence
+from tests.conftest import invoke_cli
 
 THETA = 3.0
 
@@ -46,3 +49,16 @@ def test_a_sentence_of_the_wrong_type_is_one_parameter_error(parser: Parser, sen
         parser.parse(sentence)  # type: ignore[arg-type]
     with pytest.raises(ParameterError, match="sentence"):
         parser.tag(sentence)  # type: ignore[arg-type]
+
+
+def test_tag_eval_of_gold_without_a_word_is_an_error(trained_db: Path, tmp_path: Path) -> None:
+    """Gold trees of empty elements alone gave "0 sentences, 0 tokens: 0.00 % tagged as in the gold trees"
+    with exit status 0 (and ``api.evaluate_tags(db, [])`` an accuracy of 0.0): a score of nothing."""
+    gold = tmp_path / "traces.mrg"
+    gold.write_text("((S (NP-SBJ (-NONE- *)) (VP (-NONE- *T*))))\n")
+    result = invoke_cli(["tag", "--db", trained_db, "--eval", gold])
+    assert result.exit_code == 1 and result.stdout == "", result.stdout
+    assert result.stderr.count("\n") == 1 and "no word to tag" in result.stderr and str(gold) in result.stderr
+    with pytest.raises(ParameterError, match="gold"):
+        api.evaluate_tags(trained_db, [])
+    assert api.evaluate_tags(trained_db, [sample_path("dev")]).tokens > 0  # a gold with words still scores

@@ -129,7 +129,7 @@ def _tokens(sentence: Sentence) -> list[Any]:
         return []
     if isinstance(sentence, (bytes, bytearray)):
         raise ParameterError("sentence", "give text (str) or a list of tokens, not bytes: decode them first")
-    if isinstance(sentence, Mapping) or not isinstance(sentence, Iterable):
+    if isinstance(sentence, Mapping) or not isinstance(sentence, (Iterable, SourceSentence)):
         # a number was a TypeError from deep inside, and a {word: tag} dict parsed its words untagged
         raise ParameterError("sentence", f"give text (str), a list of words or a list of (word, tag) pairs, "
                                          f"not {type(sentence).__name__}")

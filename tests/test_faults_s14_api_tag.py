@@ -49,6 +49,10 @@ def test_a_sentence_of_the_wrong_type_is_one_parameter_error(parser: Parser, sen
         parser.parse(sentence)  # type: ignore[arg-type]
     with pytest.raises(ParameterError, match="sentence"):
         parser.tag(sentence)  # type: ignore[arg-type]
+    source = SourceSentence(("Dogs", "bark", "."), ((0, 4), (5, 9), (9, 10)), ("Dogs", "bark", "."))
+    assert parser.parse(source).offsets == list(source.offsets)  # what parse_text gives parse stays taken
+    assert [r.text for r in parser.parse_text("Dogs bark. Cats sleep.")] == [["Dogs", "bark", "."],
+                                                                          ["Cats", "sleep", "."]]
 
 
 def test_tag_eval_of_gold_without_a_word_is_an_error(trained_db: Path, tmp_path: Path) -> None:

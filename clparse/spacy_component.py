@@ -25,6 +25,7 @@ What a doc holds is plain data (``doc._.clparse_sentences``: lists, strings, num
 
 import bisect
 from functools import lru_cache
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple, Union
 
 from spacy.language import Language
@@ -226,11 +227,21 @@ def _word_span(token: Token) -> Span:
     doc, i = token.doc, token.i
     records = doc._.clparse_sentences
     if records:
-        record = records[max(0, bisect.bisect_right([r["start"] for r in records], i) - 1)]
+        record = records[max(0, _sentence_at(records, i))]
         k = bisect.bisect_right(record["words"], i) - 1
-        if k >= 0 and _ends(record)[k] > i:
-            return doc[record["words"][k]:_ends(record)[k]]
+        if k >= 0 and _end(record, k) > i:
+            return doc[record["words"][k]:_end(record, k)]
     return doc[i:i + 1]
+
+
+def _sentence_at(records: List[Dict[str, Any]], i: int) -> int:
+    """The index of the last sentence starting at or before token ``i`` (-1: none). A binary search over
+    the records themselves: nothing is built per read, and nothing is kept that an edit of
+    ``doc._.clparse_sentences`` or a new parse of the doc could leave out of date."""
+    return bisect.bisect_right(records, i, key=_START) - 1
+
+
+_START = itemgetter("start")
 
 
 def _find(span: Span) -> Tuple[Dict[str, Any], Optional[int], int, int]:
@@ -239,13 +250,14 @@ def _find(span: Span) -> Tuple[Dict[str, Any], Optional[int], int, int]:
     if records is None:
         raise ValueError("this doc has no clparse parse: add the component to the pipeline "
                          '(nlp.add_pipe("clparse", config={"db": ...}))')
-    at = bisect.bisect_right([r["start"] for r in records], span.start) - 1
+    at = _sentence_at(records, span.start)
     if at < 0 or span.end > records[at]["end"] or span.start >= span.end:
         return {"words": [], "nodes": [], "ptb": None}, None, 0, 0  # empty, or across sentences
     record = records[at]
-    words, ends = record["words"], _ends(record)
+    words = record["words"]
     first, last = bisect.bisect_left(words, span.start), bisect.bisect_left(words, span.end)
-    if (first > 0 and ends[first - 1] > span.start) or (last > first and ends[last - 1] > span.end):
+    if (first > 0 and _end(record, first - 1) > span.start) \
+            or (last > first and _end(record, last - 1) > span.end):
         return record, None, first, last  # it cuts a word (an emoji sequence) apart
     for n, node in enumerate(record["nodes"]):
         if node[0] == first and node[1] == last:
@@ -264,14 +276,15 @@ def _located(span: Span) -> Optional[Tuple[Dict[str, Any], int]]:
     return record, n
 
 
-def _ends(record: Dict[str, Any]) -> List[int]:
-    """Per word, the token after its last (records of older docs have one token a word)."""
-    ends = record.get("ends")
-    return [w + 1 for w in record["words"]] if ends is None else list(ends)
+def _end(record: Dict[str, Any], k: int) -> int:
+    """The token after word ``k``'s last (records of older docs have one token a word)."""
+    ends: Optional[List[int]] = record.get("ends")
+    words: List[int] = record["words"]
+    return words[k] + 1 if ends is None else ends[k]
 
 
 def _span(doc: Doc, record: Dict[str, Any], node: List[Any]) -> Span:
-    return doc[record["words"][node[0]]:_ends(record)[node[1] - 1]]
+    return doc[record["words"][node[0]]:_end(record, node[1] - 1)]
 
 
 def _is_empty_sentence(record: Dict[str, Any]) -> bool:
@@ -290,17 +303,22 @@ def parse_string(span: Span) -> str:
     start, end = record["nodes"][n][:2]
     from clparse.read.ptb import format_tree
 
-    for s, e, node in _tree(record["ptb"]).spans():  # the topmost node over those words
-        if (s, e) == (start, end):
-            return format_tree(node)
-    raise AssertionError(f"no node over words {start}..{end} in {record['ptb']}")
+    node = _topmost(record["ptb"]).get((start, end))
+    if node is None:
+        raise AssertionError(f"no node over words {start}..{end} in {record['ptb']}")
+    return format_tree(node)
 
 
 @lru_cache(maxsize=64)
-def _tree(ptb: str) -> "Tree":
+def _topmost(ptb: str) -> Dict[Tuple[int, int], "Tree"]:
+    """The tree's word spans, each with the topmost node over it: one walk of a sentence's tree for all
+    of its constituents (keyed by the tree's text, which cannot change under it)."""
     from clparse.read.ptb import parse_tree
 
-    return parse_tree(ptb)
+    topmost: Dict[Tuple[int, int], "Tree"] = {}
+    for start, end, node in parse_tree(ptb).spans():  # pre-order: the topmost node over a span comes first
+        topmost.setdefault((start, end), node)
+    return topmost
 
 
 def labels(span: Span) -> Tuple[str, ...]:

@@ -655,6 +655,8 @@ def parse(db: PathLike | Parser, files: Sequence[str] = ("-",), input_format: st
                                          "parse")
         check_address(dask)
         require_dask()  # one line saying how to install it, before the model is loaded
+    if constraints is not None:  # before the model loads (an OSError from the reader, after it, before)
+        _constraints_file(constraints)
     if not isinstance(db, (str, Path)) and (search or theta != "best"):
         # a parser already open parses with its own Θ̂ and search: these were dropped in silence
         given = sorted(search) + (["theta"] if theta != "best" else [])
@@ -688,6 +690,21 @@ def parse(db: PathLike | Parser, files: Sequence[str] = ("-",), input_format: st
             raise BracketError(f"{constraints}: more lines of constraints than sentences")
         return
     yield from _parse_elsewhere(parser, files, input_format, tags, warn, tally, jobs, dask)
+
+
+def _constraints_file(constraints: PathLike) -> None:
+    """A missing ``constraints`` file, or a directory, is one ParameterError naming it, as ``--constraints``
+    says it (a FileNotFoundError or IsADirectoryError from the reader before); a pipe is taken."""
+    if not isinstance(constraints, (str, Path)):
+        raise ParameterError("constraints", f"give the name of a JSON-lines file, not {constraints!r}")
+    path = Path(constraints)
+    if not str(constraints):  # Path("") is the current directory
+        problem: str | None = "no file name"
+    else:
+        problem = "a directory" if path.is_dir() else None if path.exists() else "no such file"
+    if problem is not None:
+        raise ParameterError("constraints", f"{str(constraints)!r}: {problem}; give a JSON-lines file of "
+                                            "brackets, one line per sentence")
 
 
 def _bracket_lines(constraints: PathLike | None) -> Iterator[Brackets] | None:

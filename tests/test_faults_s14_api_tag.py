@@ -66,3 +66,17 @@ def test_tag_eval_of_gold_without_a_word_is_an_error(trained_db: Path, tmp_path:
     with pytest.raises(ParameterError, match="gold"):
         api.evaluate_tags(trained_db, [])
     assert api.evaluate_tags(trained_db, [sample_path("dev")]).tokens > 0  # a gold with words still scores
+
+
+@pytest.mark.parametrize("name", ["nope.jsonl", ".", ""])
+def test_api_parse_names_a_missing_constraints_file(parser: Parser, tmp_path: Path, name: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A missing file was ``FileNotFoundError`` from the reader, a directory ``IsADirectoryError``, and
+    only once the first sentence was read; --constraints names them, and so does api.parse now."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in.txt").write_text("The dog barked .\n")
+    with pytest.raises(ParameterError, match="constraints"):
+        list(api.parse(parser, ["in.txt"], constraints=name))
+    (tmp_path / "brackets.jsonl").write_text('{"require": [[0, 2, "NP"]]}\n')
+    result, = api.parse(parser, ["in.txt"], constraints="brackets.jsonl")
+    assert result.fallback is None and "(NP (DT The) (NN dog))" in str(result.tree)

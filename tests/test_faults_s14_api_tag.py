@@ -80,3 +80,15 @@ def test_api_parse_names_a_missing_constraints_file(parser: Parser, tmp_path: Pa
     (tmp_path / "brackets.jsonl").write_text('{"require": [[0, 2, "NP"]]}\n')
     result, = api.parse(parser, ["in.txt"], constraints="brackets.jsonl")
     assert result.fallback is None and "(NP (DT The) (NN dog))" in str(result.tree)
+
+
+def test_a_parser_opened_by_a_relative_path_tags_with_its_own_tagger_after_a_chdir(
+        trained_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stored tagger loads at the first untagged sentence, from the path given to from_db: after
+    ``os.chdir`` a relative one named no database there (an error at the first parse), or another run's
+    of the same name, whose tagger then tagged in silence."""
+    expected = Parser.from_db(trained_db, theta=THETA, beam=5).parse("The dog barked .").to_dict()
+    monkeypatch.chdir(trained_db.parent)
+    parser = Parser.from_db(trained_db.name, theta=THETA, beam=5)
+    monkeypatch.chdir(tmp_path)
+    assert parser.parse("The dog barked .").to_dict() == expected

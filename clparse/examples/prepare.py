@@ -309,14 +309,15 @@ def _refuse_other_tagger(db: Path, run_id: int, config: dict[str, Any], settings
     and keep the stored tagger. Runs prepared before a setting existed do not record it and are not
     checked on it."""
     stored = config.get("settings", {})
-    changed = [f"{name} {stored[name] or 'default'} (not {getattr(settings, name) or 'default'})"
-               for name in ("tagger", "tagger_iterations")
-               if name in stored and stored[name] != getattr(settings, name)]
-    if "tagger" in stored and stored["tagger"] == settings.tagger and "tagger_iterations" in stored:
+    names = [name for name in ("tagger", "tagger_iterations")
+             if name in stored and stored[name] != getattr(settings, name)]
+    if "tagger_iterations" in names and stored.get("tagger", object()) == settings.tagger:
         # the tagger's default given by number (or left out where a number was stored) is the same tagger
         before = TaggerSpec(stored["tagger"], stored["tagger_iterations"]).effective_iterations
         if before == TaggerSpec(settings.tagger, settings.tagger_iterations).effective_iterations:
-            changed = [entry for entry in changed if not entry.startswith("tagger_iterations ")]
+            names.remove("tagger_iterations")
+    changed = [f"{name} {stored[name] or 'default'} (not {getattr(settings, name) or 'default'})"
+               for name in names]
     if changed:
         raise ConfigurationError(f"{db} already holds run {run_id} prepared from these inputs with "
                                  f"{', '.join(changed)}; use a new database for another tagger (runs are "

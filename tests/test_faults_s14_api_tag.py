@@ -92,3 +92,21 @@ def test_a_parser_opened_by_a_relative_path_tags_with_its_own_tagger_after_a_chd
     parser = Parser.from_db(trained_db.name, theta=THETA, beam=5)
     monkeypatch.chdir(tmp_path)
     assert parser.parse("The dog barked .").to_dict() == expected
+
+
+def test_a_tagger_tags_a_generator_of_words_as_it_tags_the_list(trained_db: Path) -> None:
+    """The word check read a generator to its end before the tagging read it: the perceptron tagged it as
+    no words (``[]``, no error), the CRF tagger raised ``TypeError: object of type 'generator' has no
+    len()`` from its features."""
+    from clparse.tag.crf import CrfTagger
+    from clparse.tag.perceptron import Tagger
+    from clparse.tag.stored import load_tagger
+
+    words = ["The", "dog", "barked", "."]
+    crf = load_tagger(trained_db)
+    assert isinstance(crf, CrfTagger)
+    assert crf.tag(w for w in words) == crf.tag(words)
+    assert crf.marginals(iter(words)) == crf.marginals(words)
+    assert crf.alternatives(iter(words), 2, threshold=0.99) == crf.alternatives(words, 2, threshold=0.99)
+    perceptron = Tagger.train([[("the", "DT"), ("dog", "NN"), ("barked", "VBD"), (".", ".")]] * 5)
+    assert perceptron.tag(w for w in words) == perceptron.tag(words) and len(perceptron.tag(words)) == 4

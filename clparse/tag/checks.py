@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 
-def checked_words(words: Sequence[str]) -> None:
-    """Refuse a bare string or a word that is not a non-empty string."""
+def checked_words(words: Iterable[str]) -> list[str]:
+    """The words as a list, read once (a generator was read here and was then empty for the tagging: the
+    perceptron gave no tags, the CRF a TypeError); a bare string or a word that is not a non-empty string
+    is refused."""
     if isinstance(words, str):
         raise TypeError("tag() takes a sequence of words, not one string")
+    words = list(words)
     for position, word in enumerate(words):
         if not isinstance(word, str) or not word:
             raise ValueError(f"word {position} is {word!r}; the tagger needs non-empty string tokens")
+    return words
 
 
 def checked_sentence(sentence: Sequence[tuple[str, str]], index: int) -> list[tuple[str, str]]:

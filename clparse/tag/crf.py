@@ -225,7 +225,7 @@ class CrfTagger:
 
     def tag(self, words: Sequence[str]) -> list[str]:
         """One tag per word. Words are the original tokens: case is a feature, so do not lower them."""
-        checked_words(words)
+        words = checked_words(words)
         if not words:
             return []
         with self._lock:
@@ -237,6 +237,7 @@ class CrfTagger:
     def marginals(self, words: Sequence[str]) -> list[dict[str, float]]:
         """Each word's marginal probability of every tag (they sum to 1 per word), given the whole
         sentence: how sure the tagger is, word by word (``benchmarks/tag_alternatives.py``)."""
+        words = checked_words(words)
         if not words:
             return []
         with self._lock:
@@ -249,6 +250,7 @@ class CrfTagger:
         second most probable tag, for the words whose best tag has a marginal probability below
         ``threshold``, least sure first (ties: the earlier word). For parsing several taggings and
         keeping the best parse (``SearchOptions.tag_alternatives``)."""
+        words = checked_words(words)
         with self._lock:
             best = self.tag(words)
             if count < 1 or not words:

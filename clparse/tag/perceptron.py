@@ -66,8 +66,7 @@ class Tagger:
 
     def tag(self, words: Sequence[str]) -> list[str]:
         """One tag per word. Words are the original tokens: case is a feature, so do not lower them."""
-        checked_words(words)
-        return [tag for _, tag in self._tagger.tag(list(words))]
+        return [tag for _, tag in self._tagger.tag(checked_words(words))]
 
     def tag_many(self, sentences: Iterable[Sequence[str]]) -> list[list[str]]:
         return [self.tag(words) for words in sentences]

@@ -110,3 +110,17 @@ def test_a_tagger_tags_a_generator_of_words_as_it_tags_the_list(trained_db: Path
     assert crf.alternatives(iter(words), 2, threshold=0.99) == crf.alternatives(words, 2, threshold=0.99)
     perceptron = Tagger.train([[("the", "DT"), ("dog", "NN"), ("barked", "VBD"), (".", ".")]] * 5)
     assert perceptron.tag(w for w in words) == perceptron.tag(words) and len(perceptron.tag(words)) == 4
+
+
+def test_evaluate_tagger_scores_sentences_given_as_generators() -> None:
+    """A sentence's pairs were read once for its words and then compared with none: each generator
+    sentence counted, with 0 tokens, and the report said 0.00 % of 0 tokens."""
+    from clparse.tag.evaluate import evaluate_tagger
+
+    class Nouns:
+        def tag(self, words: list[str]) -> list[str]:
+            return ["NN"] * len(words)
+
+    gold = [[("a", "DT"), ("dog", "NN")], [("cats", "NNS")]]
+    report = evaluate_tagger(Nouns(), ((pair for pair in sentence) for sentence in gold))
+    assert (report.sentences, report.tokens, report.correct) == (2, 3, 1)

@@ -47,7 +47,8 @@ class TaggingReport:
 def evaluate_tagger(tagger: TagsWords, sentences: Iterable[Sequence[tuple[str, str]]]) -> TaggingReport:
     """Tag the words of gold (word, tag) sentences and compare; timed over the tagging calls only."""
     report = TaggingReport()
-    for sentence in sentences:
+    for given in sentences:
+        sentence = list(given)  # read once: a generator's pairs were read for the words, then none compared
         if not sentence:
             continue
         words = [w for w, _ in sentence]

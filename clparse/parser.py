@@ -222,11 +222,13 @@ class Parser:
     later one reads, so results are those of a fresh parser in one thread."""
 
     def __init__(self, model: ParserModel, preprocess: PreprocessConfig, tagger: PosTagger | None = None,
-                 options: SearchOptions = SearchOptions()) -> None:
+                 options: SearchOptions | None = None) -> None:
         self.model = model
         self.preprocess = preprocess
         self._tagger = tagger
-        self.options = options
+        # a fresh default each: one shared default instance carried a change to one parser's options (say
+        # ``parser.options.kbest = 3``) to every parser made without options, then and later
+        self.options = options if options is not None else SearchOptions()
         # the stored tagger, loaded when first needed (a tagger's library is slow to import)
         self._tagger_db: Path | None = None
         self.source: Path | None = None  # the database the parser was rebuilt from, if any
@@ -269,7 +271,7 @@ class Parser:
 
     @classmethod
     def from_model(cls, db: Database | str | Path, model: ParserModel,
-                   options: SearchOptions = SearchOptions()) -> Parser:
+                   options: SearchOptions | None = None) -> Parser:
         """A parser over an already rebuilt model, with the run's preprocessing (no tagger loaded)."""
         database = Database.of(db, readonly=True)
         with database.raw() as connection:

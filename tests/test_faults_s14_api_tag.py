@@ -124,3 +124,18 @@ def test_evaluate_tagger_scores_sentences_given_as_generators() -> None:
     gold = [[("a", "DT"), ("dog", "NN")], [("cats", "NNS")]]
     report = evaluate_tagger(Nouns(), ((pair for pair in sentence) for sentence in gold))
     assert (report.sentences, report.tokens, report.correct) == (2, 3, 1)
+
+
+def test_parsers_made_without_search_options_do_not_share_them(trained_db: Path) -> None:
+    """``Parser(...)`` and ``Parser.from_model(...)`` shared one default SearchOptions instance: setting
+    ``options.kbest`` on one parser changed the search of every parser made without options."""
+    from clparse.rebuild.model import load_model
+    from clparse.store.database import Database
+
+    with Database(trained_db, readonly=True) as database:
+        model = load_model(database, THETA)
+    first = Parser.from_model(trained_db, model)
+    first.options.kbest = 3
+    later = Parser.from_model(trained_db, model)
+    direct = Parser(model, later.preprocess)
+    assert later.options.kbest == 1 and direct.options.kbest == 1

@@ -59,6 +59,9 @@ escape = escape_brackets  # its old name here, kept for callers of clparse.parse
 #: other's sentence (an IndexError, or other taggings parsed without a word). Module-wide, so a parser
 #: still pickles; tagging is a small part of a parse.
 _TAGGING = threading.Lock()
+#: Held while a parser loads its stored tagger (at its first untagged sentence): threads sharing a new
+#: parser each loaded it, and one that read the path just after another had loaded it passed None.
+_LOADING = threading.Lock()
 
 
 def _checked(token: str, what: str) -> str:
@@ -236,9 +239,12 @@ class Parser:
     @property
     def tagger(self) -> PosTagger | None:
         if self._tagger is None and self._tagger_db is not None:
-            from clparse.tag.stored import load_tagger
+            with _LOADING:  # threads sharing a parser: one loads, the others wait for it
+                db = self._tagger_db
+                if self._tagger is None and db is not None:  # None: loaded while this thread waited
+                    from clparse.tag.stored import load_tagger
 
-            self._tagger, self._tagger_db = load_tagger(self._tagger_db), None
+                    self._tagger, self._tagger_db = load_tagger(db), None
         return self._tagger
 
     @tagger.setter

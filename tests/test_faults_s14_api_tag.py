@@ -11,7 +11,7 @@ from clparse import api
 from clparse.data import sample_path
 from clparse.errors import ParameterError
 from clparse.parser import Parser, SourceSentence
-from tests.conftest import invoke_cli
+from tests.conftest import invoke_cli, racing
 
 THETA = 3.0
 
@@ -139,3 +139,26 @@ def test_parsers_made_without_search_options_do_not_share_them(trained_db: Path)
     later = Parser.from_model(trained_db, model)
     direct = Parser(model, later.preprocess)
     assert later.options.kbest == 1 and direct.options.kbest == 1
+
+
+def test_threads_sharing_a_new_parser_load_its_tagger_once(trained_db: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each thread that reached the parser's lazy tagger before the first had loaded it loaded it again
+    (a model read per thread), and one that read the database's path just after another thread had set it
+    to None passed None to load_tagger."""
+    import time
+
+    import clparse.tag.stored as stored
+
+    loads: list[object] = []
+    load = stored.load_tagger
+
+    def slow_load(db: object) -> object:
+        loads.append(db)
+        time.sleep(0.3)  # the others reach the property meanwhile
+        return load(db)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(stored, "load_tagger", slow_load)
+    parser = Parser.from_db(trained_db, theta=THETA, beam=5)
+    taggers = racing(lambda k: parser.tagger)
+    assert len(loads) == 1 and taggers[0] is not None and all(t is taggers[0] for t in taggers)

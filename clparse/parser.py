@@ -383,6 +383,10 @@ class Parser:
         pairs = _tokens(list(tagged))
         if pairs and not isinstance(pairs[0], tuple):
             raise ParameterError("sentence", "parse_tagged takes (word, tag) pairs; parse() takes words")
+        if source is not None and len(source.offsets) != len(pairs):
+            # offsets are taken by position: fewer were an IndexError, more gave other tokens' in silence
+            raise ParameterError("source", f"{len(source.offsets)} token offsets for {len(pairs)} (word, "
+                                           "tag) pairs: give this sentence's source, one offset per pair")
         # Spelled here too: a bare "(" word gave the unreadable tree "(-LRB- ()", and another parse
         # than parse() of the same pairs.
         return self._parse_clean(_clean_pairs(pairs), source, brackets)

@@ -162,3 +162,17 @@ def test_threads_sharing_a_new_parser_load_its_tagger_once(trained_db: Path,
     parser = Parser.from_db(trained_db, theta=THETA, beam=5)
     taggers = racing(lambda k: parser.tagger)
     assert len(loads) == 1 and taggers[0] is not None and all(t is taggers[0] for t in taggers)
+
+
+def test_parse_tagged_refuses_a_source_of_another_length(parser: Parser) -> None:
+    """A source with more tokens than the pairs gave the result the offsets of its first tokens, in
+    silence; one with fewer an IndexError."""
+    pairs = [("Dogs", "NNS"), ("bark", "VBP"), (".", ".")]
+    longer = SourceSentence(("Big", "dogs", "bark", "."), ((0, 3), (4, 8), (9, 13), (13, 14)),
+                            ("Big", "dogs", "bark", "."))
+    shorter = SourceSentence(("Dogs",), ((0, 4),), ("Dogs",))
+    for source in (longer, shorter):
+        with pytest.raises(ParameterError, match="source"):
+            parser.parse_tagged(pairs, source)
+    right = SourceSentence(("Dogs", "bark", "."), ((0, 4), (5, 9), (9, 10)), ("Dogs", "bark", "."))
+    assert parser.parse_tagged(pairs, right).offsets == [(0, 4), (5, 9), (9, 10)]

@@ -70,6 +70,23 @@ def test_one_member_with_one_tree_parses_as_that_member(trained_db: Path, dev_fi
     assert combined[1] == alone[1]
 
 
+def test_a_combination_keeps_the_offsets_of_running_text(trained_db: Path, dev_file: Path,
+                                                         tmp_path: Path) -> None:
+    # text input through a combination wrote "offsets": null and "text": null in the JSON, exit status 0
+    pytest.importorskip("syntok")
+    combo = tmp_path / "text.sqlite"
+    fit_members([MemberSpec("clparse", trained_db, "3"), MemberSpec("clparse", trained_db, "8")], [dev_file],
+                combo, k=2, beam=20, max_evaluations=10, progress=False)
+    text = "Dogs bark (loudly). The cat sat."
+    code, out, err = run("parse", "--db", str(combo), "--input-format", "text", "--format", "json", input=text)
+    assert code == 0, err
+    records = [json.loads(line) for line in out.splitlines()]
+    assert len(records) == 2
+    for record in records:
+        assert record["offsets"] is not None and record["text"] is not None
+        assert [text[s:e] for s, e in record["offsets"]] == record["text"]
+
+
 def test_explain_on_a_combination_names_its_members(trained_db: Path, dev_file: Path, tmp_path: Path) -> None:
     combo = tmp_path / "one.sqlite"
     fit_members([MemberSpec("clparse", trained_db, "3")], [dev_file], combo, k=1, beam=20, max_evaluations=10,

@@ -25,7 +25,7 @@ from clparse.errors import ConfigurationError, NotCalibratedError, ParameterErro
 from clparse.evaluate.evalb import evaluate
 from clparse.evaluate.files import read_parses
 from clparse.output import ParseResult
-from clparse.parser import Parser, Sentence
+from clparse.parser import Parser, Sentence, SourceSentence
 from clparse.preprocess import sentence_length
 from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG
 from clparse.progress import Progress
@@ -291,7 +291,9 @@ class CombinedParser:
         return self.members[self.lead].tag(sentence)
 
     def parse(self, sentence: Sentence, brackets: Brackets | None = None) -> ParseResult:
-        return self.parse_tagged(self.tag(sentence), None, brackets)
+        # running text keeps its tokens' offsets and characters, as a single parser's parse does
+        source = sentence if isinstance(sentence, SourceSentence) else None
+        return self.parse_tagged(self.tag(sentence), source, brackets)
 
     def parse_tagged(self, tagged: Sequence[tuple[str, str]], source: Any = None,
                      brackets: Brackets | None = None) -> ParseResult:
@@ -306,7 +308,8 @@ class CombinedParser:
         chosen = choose(votes, omega, self.combination.threshold)
         tree = combined_tree(votes, chosen, omega, np.array(self.combination.member_weights))
         completion = next((r.completion for r in results if r.completion is not None), None)
-        return ParseResult(tree, lead.tagged, None, sum(r.pops for r in results), completion)
+        return ParseResult(tree, lead.tagged, None, sum(r.pops for r in results), completion,
+                           offsets=lead.offsets, text=lead.text)
 
 
 def open_combined(db: str | Path, **options: Any) -> CombinedParser:

@@ -78,7 +78,8 @@ def test_a_combination_keeps_the_offsets_of_running_text(trained_db: Path, dev_f
     fit_members([MemberSpec("clparse", trained_db, "3"), MemberSpec("clparse", trained_db, "8")], [dev_file],
                 combo, k=2, beam=20, max_evaluations=10, progress=False)
     text = "Dogs bark (loudly). The cat sat."
-    code, out, err = run("parse", "--db", str(combo), "--input-format", "text", "--format", "json", input=text)
+    code, out, err = run("parse", "--db", str(combo), "--input-format", "text", "--format", "json",
+                         input=text)
     assert code == 0, err
     records = [json.loads(line) for line in out.splitlines()]
     assert len(records) == 2

@@ -495,8 +495,11 @@ def open_parser(db: PathLike, theta: float | str = "best", *, beam: int | None =
     the K best distinct trees (``result.trees``, best first); ``tag_alternatives``: taggings of untagged
     input parsed beside the best one (None: :data:`clparse.parser.TAG_ALTERNATIVES`). A combination
     refuses a search it was not fitted with (another beam, tag alternatives, the sum aggregator)."""
-    if theta != "best" and not (isinstance(theta, (int, float)) and 0 < theta < float("inf")):
+    if theta != "best" and not (isinstance(theta, numbers.Real) and not isinstance(theta, bool)
+                                and 0 < theta < float("inf")):
         raise ParameterError("theta", f"{theta!r}: give a finite number > 0 or 'best'")
+    if theta != "best" and not isinstance(theta, (int, float)):
+        theta = float(theta)  # a numpy number (numpy.float32 is no float): the Θ̂ of its value
     if not isinstance(kbest, int) or kbest < 1:
         raise ParameterError("kbest", f"must be a whole number ≥ 1, got {kbest!r}")
     if checked:
@@ -647,6 +650,11 @@ def parse(db: PathLike | Parser, files: Sequence[str] = ("-",), input_format: st
     """
     if not isinstance(jobs, int) or jobs < 1:
         raise ParameterError("jobs", f"must be a whole number ≥ 1, got {jobs!r}")
+    from clparse.read.sentences import FORMATS as INPUT_FORMATS
+
+    if input_format not in INPUT_FORMATS:  # was said only once the model had loaded
+        raise ParameterError("input_format", f"unknown input format {input_format!r}; choose one of "
+                                             f"{', '.join(INPUT_FORMATS)}")
     if dask is not None:
         from clparse.dask_address import check_address, require_dask
 

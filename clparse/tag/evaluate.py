@@ -8,6 +8,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from clparse.errors import ParameterError
+
 
 class TagsWords(Protocol):
     def tag(self, words: Sequence[str]) -> list[str]: ...
@@ -26,6 +28,7 @@ class TaggingReport:
         return 100.0 * self.correct / self.tokens if self.tokens else 0.0
 
     def to_dict(self, top: int = 20) -> dict[str, Any]:
+        _check_top(top)
         return {"sentences": self.sentences, "tokens": self.tokens, "correct": self.correct,
                 "accuracy": self.accuracy,
                 "tokens_per_second": self.tokens / self.seconds if self.seconds else None,
@@ -33,15 +36,22 @@ class TaggingReport:
                                n in self.confusions.most_common(top)]}
 
     def format(self, top: int = 20) -> str:
+        _check_top(top)
         speed = f", {self.tokens / self.seconds:,.0f} tokens/s" if self.seconds else ""
         lines = [(f"{self.sentences:,} sentences, {self.tokens:,} tokens: {self.accuracy:.2f} % tagged as in "
                   f"the gold trees ({self.tokens - self.correct:,} errors){speed}")]
-        if self.confusions:
+        if self.confusions and top > 0:  # --top 0: no table, not a header over nothing
             lines += ["", f"{'gold':<8} {'tagged':<8} {'count':>6} {'share of errors':>16}"]
             errors = self.tokens - self.correct
             lines += [f"{g:<8} {p:<8} {n:>6} {100.0 * n / errors:>15.1f}%" for (g, p),
                       n in self.confusions.most_common(top)]
         return "\n".join(lines)
+
+
+def _check_top(top: int) -> None:
+    # Counter.most_common(-1) gives every confusion but the rarest: a negative count dropped one in silence
+    if isinstance(top, bool) or not isinstance(top, int) or top < 0:
+        raise ParameterError("top", f"must be a whole number ≥ 0, got {top!r}")
 
 
 def evaluate_tagger(tagger: TagsWords, sentences: Iterable[Sequence[tuple[str, str]]]) -> TaggingReport:

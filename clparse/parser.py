@@ -403,6 +403,10 @@ class Parser:
 
     def _parse(self, tagged: list[tuple[str, str]], brackets: Brackets | None = None) -> ParseResult:
         kbest = self.options.kbest
+        if brackets is not None and not isinstance(brackets, Brackets):  # a dict or list: AttributeError
+            raise ParameterError("brackets", "give a clparse.search.brackets.Brackets (as "
+                                             "constraints_file.parse_line makes one), not "
+                                             f"{type(brackets).__name__}")
         if brackets:
             brackets.check(len(tagged), self.model.labels)
         if not tagged:

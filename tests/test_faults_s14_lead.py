@@ -50,3 +50,11 @@ def test_top_zero_prints_no_table_header() -> None:
     report = TaggingReport(sentences=1, tokens=4, correct=3, confusions=Counter({("NN", "VB"): 1}))
     assert report.format(0).splitlines() == [report.format(0).splitlines()[0]]
     assert "gold" in report.format(1) and report.to_dict(0)["confusions"] == []
+
+
+@pytest.mark.parametrize("brackets", [{"required": [(0, 2, "NP")]}, [(0, 2, "NP")]])
+def test_brackets_of_another_type_are_one_parameter_error(trained_db: Path, brackets: object) -> None:
+    # a dict or a list raised AttributeError from inside the parse
+    parser = api.open_parser(trained_db, 4.0, beam=4)
+    with pytest.raises(ParameterError, match="brackets"):
+        parser.parse(["The", "dog", "barked", "."], brackets)  # type: ignore[arg-type]

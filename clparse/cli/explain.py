@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import click
 
 from clparse import api
-from clparse.cli.core import main
+from clparse.cli.core import Command, main
 from clparse.cli.options import DB_OPTION, PARSE_BEAM, Theta, search_options, unless_given
 from clparse.errors import ClparseError
 
@@ -36,7 +37,37 @@ def _sentences(words: tuple[str, ...], input_format: str) -> list[Any]:
     return found
 
 
-@main.command("explain")
+class SentenceCommand(Command):
+    """SENTENCE is treebank tokens, and some begin with a dash (``-LRB-``, ``-RRB-``, ``--``, ``-5``): click
+    read ``-LRB-`` as options ("No such option '-L'") and took a ``--`` between words for the end of the
+    options, dropping that token from the sentence without a word. Here an argument is an option if it names
+    one of the command's options (``--top 2``, ``--top=2``) or looks like a long one (``--jsn``: click names
+    the typo); every other argument is a word, in order, and ``--`` ends the options only before the first
+    word."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        takes_value: dict[str, bool] = {}
+        for param in self.get_params(ctx):
+            if isinstance(param, click.Option):
+                takes_value.update(dict.fromkeys(param.opts, not (param.is_flag or param.count)))
+                takes_value.update(dict.fromkeys(param.secondary_opts, False))
+        options: list[str] = []
+        words: list[str] = []
+        rest = iter(args)
+        for arg in rest:
+            if arg == "--" and not words:
+                words += rest
+            elif arg.split("=", 1)[0] in takes_value or re.match(r"--[A-Za-z]", arg):  # --jsn: a typo, said
+                options.append(arg)
+                value = next(rest, None) if takes_value.get(arg.split("=", 1)[0]) and "=" not in arg else None
+                if value is not None:  # a value left out at the end: click says the option needs one
+                    options.append(value)
+            else:
+                words.append(arg)
+        return super().parse_args(ctx, [*options, "--", *words] if words else options)
+
+
+@main.command("explain", cls=SentenceCommand)
 @DB_OPTION
 @click.argument("sentence", nargs=-1)
 @click.option("--theta", type=Theta(), default="best", show_default=True, metavar="X|best",

@@ -1,0 +1,39 @@
+"""Faults found by checking what README's "Commands" and the docs it links promise against what the command
+line does (a helper's hunt, 2026-11-27)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import invoke_cli
+
+THETA = "3"  # trained_db is trained to Θ < 3 for every label
+
+
+def explained_tokens(db: Path, *words: str) -> list[str]:
+    result = invoke_cli(["explain", "--db", db, "--theta", THETA, "--top", "0", "--json", *words])
+    assert result.exit_code == 0, result.stderr
+    return list(json.loads(result.stdout.splitlines()[0])["tokens"])
+
+
+def test_explain_keeps_a_double_dash_token(trained_db: Path) -> None:
+    """Before: click took the `--` between the words for the end of the options and dropped it: the
+    sentence explained was "Dogs bark really ." with exit status 0."""
+    words = ["Dogs", "bark", "--", "really", "."]
+    assert explained_tokens(trained_db, *words) == words
+
+
+def test_explain_takes_tokens_that_begin_with_a_dash(trained_db: Path) -> None:
+    """Before: `-LRB-` (how the docs spell a bracket) and `-5` were read as options: "No such option '-L'",
+    exit status 2."""
+    assert explained_tokens(trained_db, "-LRB-", "Dogs", "-RRB-", "bark", "-5", ".") == [
+        "-LRB-", "Dogs", "-RRB-", "bark", "-5", "."]
+
+
+def test_explain_still_reads_its_options_and_names_a_typo(trained_db: Path) -> None:
+    # options after the words, --opt=value, and `--` before the words still mean what they meant
+    assert explained_tokens(trained_db, "The", "dog", ".", "--top=1") == ["The", "dog", "."]
+    assert explained_tokens(trained_db, "--", "--x", "dog") == ["--x", "dog"]
+    typo = invoke_cli(["explain", "--db", trained_db, "--theta", THETA, "--jsn", "The", "dog"])
+    assert typo.exit_code == 2 and "No such option '--jsn'" in typo.stderr

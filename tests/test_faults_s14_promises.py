@@ -37,3 +37,11 @@ def test_explain_still_reads_its_options_and_names_a_typo(trained_db: Path) -> N
     assert explained_tokens(trained_db, "--", "--x", "dog") == ["--x", "dog"]
     typo = invoke_cli(["explain", "--db", trained_db, "--theta", THETA, "--jsn", "The", "dog"])
     assert typo.exit_code == 2 and "No such option '--jsn'" in typo.stderr
+
+
+def test_calibrate_announces_each_theta_once_in_the_order_it_parses_them(db_copy: Path) -> None:
+    """Before: `--thetas 4,5,4` said "calibrating at 3 Θ̂ value(s): 4, 5, 4" and parsed 5, then 4."""
+    result = invoke_cli(["calibrate", "--db", db_copy, "--beam", "1", "--thetas", "4,5,4"])
+    assert result.exit_code == 0, result.stderr
+    assert "calibrating at 2 Θ̂ value(s): 5, 4\n" in result.stderr
+    assert [line.split()[0] for line in result.stdout.splitlines()[2:4]] == ["5", "4"]

@@ -33,7 +33,9 @@ def _thetas(ctx: click.Context, param: click.Parameter, value: str | None) -> li
         raise click.BadParameter(f"{value!r} is not a comma-separated list of numbers", ctx, param) from None
     if not thetas or not all(0 < t < float("inf") for t in thetas):  # Θ̂ = 0 has no model (it must be > 0)
         raise click.BadParameter(f"{value!r}: give finite numbers > 0", ctx, param)
-    return thetas
+    # as the calibration takes them, largest first and each once: "--thetas 5,5" was announced as
+    # "calibrating at 2 Θ̂ value(s): 5, 5" (and counted twice in the progress total) and parsed once
+    return sorted(set(thetas), reverse=True)
 
 
 @main.command("calibrate", cls=ManyValues)

@@ -45,3 +45,16 @@ def test_calibrate_announces_each_theta_once_in_the_order_it_parses_them(db_copy
     assert result.exit_code == 0, result.stderr
     assert "calibrating at 2 Θ̂ value(s): 5, 4\n" in result.stderr
     assert [line.split()[0] for line in result.stdout.splitlines()[2:4]] == ["5", "4"]
+
+
+def test_combine_refuses_a_beam_or_kbest_past_the_search_limit_as_a_usage_error(tmp_path: Path,
+                                                                                 trained_db: Path) -> None:
+    """Before: "Error: beam, max_pops and kbest must be at most 2,147,483,647" once the members had loaded,
+    naming no option, exit status 1 (README: a bad option is a usage error naming it, exit status 2)."""
+    from clparse.data import sample_path
+
+    for option in ("--beam", "--kbest"):
+        result = invoke_cli(["combine", "--member", trained_db, "--dev", sample_path("dev"), option,
+                             str(2**31), "-o", tmp_path / "combo.sqlite"])
+        assert result.exit_code == 2 and f"Invalid value for '{option}'" in result.stderr, result.stderr
+    assert not (tmp_path / "combo.sqlite").exists()

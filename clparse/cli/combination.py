@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from clparse.cli.core import main
-from clparse.cli.options import TREEBANK, ManyValues, Renamed, treebank_files
+from clparse.cli.options import SEARCH_LIMIT, TREEBANK, ManyValues, Renamed, treebank_files
 
 
 class MemberList(ManyValues):
@@ -52,9 +52,11 @@ def _member(ctx: click.Context, param: click.Parameter, values: tuple[str, ...])
               type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="The combination's database (created; or one holding only combinations: the new "
                    "combination is added and becomes the one `parse` uses).")
-@click.option("--kbest", "k", type=click.IntRange(min=1), default=10, show_default=True,
+# at most the search's limit, as parse says it: past it the members' search refused the number once the
+# members had loaded, in the library's words ("beam, max_pops and kbest must be ..."), with exit status 1
+@click.option("--kbest", "k", type=click.IntRange(min=1, max=SEARCH_LIMIT), default=10, show_default=True,
               help="Trees per sentence from each clparse member.")
-@click.option("--beam", type=click.IntRange(min=1), default=1000, show_default=True,
+@click.option("--beam", type=click.IntRange(min=1, max=SEARCH_LIMIT), default=1000, show_default=True,
               help="The members' search beam.")
 @click.option("--max-words", type=click.IntRange(min=0), default=0, show_default=True,
               help="Fit on dev sentences of at most this many words (0: all).")

@@ -58,3 +58,14 @@ def test_combine_refuses_a_beam_or_kbest_past_the_search_limit_as_a_usage_error(
                              str(2**31), "-o", tmp_path / "combo.sqlite"])
         assert result.exit_code == 2 and f"Invalid value for '{option}'" in result.stderr, result.stderr
     assert not (tmp_path / "combo.sqlite").exists()
+
+
+def test_treebank_stats_json_refuses_bucket_it_would_ignore() -> None:
+    """Before: `treebank stats --json --bucket 10` printed the histogram per length, --bucket ignored in
+    silence (exit status 0)."""
+    from clparse.data import sample_path
+
+    result = invoke_cli(["treebank", "stats", sample_path("dev"), "--json", "--bucket", "10"])
+    assert result.exit_code == 2 and "--bucket groups the table's length histogram" in result.stderr
+    assert invoke_cli(["treebank", "stats", sample_path("dev"), "--bucket", "10"]).exit_code == 0
+    assert invoke_cli(["treebank", "stats", sample_path("dev"), "--json"]).exit_code == 0

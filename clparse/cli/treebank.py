@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from clparse.cli.core import Group, main
 from clparse.cli.options import TREEBANK, close_output, refuse_overwriting, step_names, treebank_files
@@ -64,6 +65,10 @@ def treebank_stats_command(files: tuple[Path, ...], preprocess: bool, max_words:
     if not preprocess and (max_words is not None or skip_steps):
         # raw counts have no length filter or steps: the option would be ignored without a word
         raise click.UsageError("--max-words and --skip-step count after preprocessing: add --preprocess")
+    if as_json and click.get_current_context().get_parameter_source("bucket") is ParameterSource.COMMANDLINE:
+        # the JSON histogram counts every length: the option was ignored without a word
+        raise click.UsageError("--bucket groups the table's length histogram; --json gives the count of "
+                               "every length (length_histogram)")
     trees: Iterable[Any] = _read(files, skip_bad)
     report = None
     if preprocess:

@@ -58,3 +58,23 @@ def test_brackets_of_another_type_are_one_parameter_error(trained_db: Path, brac
     parser = api.open_parser(trained_db, 4.0, beam=4)
     with pytest.raises(ParameterError, match="brackets"):
         parser.parse(["The", "dog", "barked", "."], brackets)  # type: ignore[arg-type]
+
+
+def test_tag_eval_of_a_glob_says_how_to_give_several_gold_files(trained_db: Path, tmp_path: Path) -> None:
+    # `tag --eval gum/dev/*.ptb` said only "give FILES or --eval, not both": the shell had made every gold
+    # file after the first one of FILES
+    from click.testing import CliRunner
+
+    from clparse.cli import main
+
+    tree = "(ROOT (S (NP (DT The) (NN dog)) (VP (VBD barked)) (. .)))\n"
+    for name in ("a.ptb", "b.ptb"):
+        (tmp_path / name).write_text(tree, encoding="utf-8")
+    result = CliRunner().invoke(main, ["tag", "--db", str(trained_db), "--eval", str(tmp_path / "a.ptb"),
+                                       str(tmp_path / "b.ptb")])
+    assert result.exit_code == 2
+    assert "--eval before each file" in result.stderr and "their folder" in result.stderr
+    both = CliRunner().invoke(main, ["tag", "--db", str(trained_db), "--eval", str(tmp_path / "a.ptb"),
+                                     "--eval", str(tmp_path / "b.ptb")])
+    assert both.exit_code == 0, both.stderr
+    assert "2 sentences" in both.stdout

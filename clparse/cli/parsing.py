@@ -229,7 +229,10 @@ def tag_command(db: Path, files: tuple[str, ...], gold: tuple[Path, ...], top: i
     clparse tag --db db/quickstart.sqlite --eval gum/dev
     """
     if gold and files:
-        raise click.UsageError("--eval tags the gold trees' own words: give FILES or --eval, not both")
+        # `--eval gum/dev/*.ptb` puts every file after the first among FILES: say how to give several
+        raise click.UsageError("--eval tags the gold trees' own words: give FILES or --eval, not both (for "
+                               "several gold files give their folder, --eval gum/dev, or --eval before "
+                               "each file)")
     if as_json and not gold:
         raise click.UsageError("--json is for the report of --eval")
     if not gold and click.get_current_context().get_parameter_source("top") is ParameterSource.COMMANDLINE:

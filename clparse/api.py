@@ -495,11 +495,11 @@ def open_parser(db: PathLike, theta: float | str = "best", *, beam: int | None =
     the K best distinct trees (``result.trees``, best first); ``tag_alternatives``: taggings of untagged
     input parsed beside the best one (None: :data:`clparse.parser.TAG_ALTERNATIVES`). A combination
     refuses a search it was not fitted with (another beam, tag alternatives, the sum aggregator)."""
-    if theta != "best" and not (isinstance(theta, numbers.Real) and not isinstance(theta, bool)
-                                and 0 < theta < float("inf")):
-        raise ParameterError("theta", f"{theta!r}: give a finite number > 0 or 'best'")
-    if theta != "best" and not isinstance(theta, (int, float)):
-        theta = float(theta)  # a numpy number (numpy.float32 is no float): the Θ̂ of its value
+    if theta != "best":
+        if not (isinstance(theta, numbers.Real) and not isinstance(theta, bool) and 0 < theta < float("inf")):
+            raise ParameterError("theta", f"{theta!r}: give a finite number > 0 or 'best'")
+        if not isinstance(theta, (int, float)):
+            theta = float(theta)  # a numpy number (numpy.float32 is no float): the Θ̂ of its value
     if not isinstance(kbest, int) or kbest < 1:
         raise ParameterError("kbest", f"must be a whole number ≥ 1, got {kbest!r}")
     if checked:

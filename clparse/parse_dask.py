@@ -31,7 +31,6 @@ from dataclasses import asdict
 from typing import Any
 
 from clparse.dask_address import check_address, check_scheduler, close_quietly, dask_connect, short_line
-from clparse.dask_address import require_dask as require_dask  # clparse.cli.parsing imports it from here
 from clparse.errors import ClparseError, ParameterError
 from clparse.parse_jobs import Payload, open_worker_parser, plain, rebuilt, take_chunk
 

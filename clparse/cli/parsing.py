@@ -133,7 +133,7 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
         click.echo(f"warning: --tag-alternatives does nothing with --input-format {input_format}: its tags "
                    "are parsed as given", err=True)  # it was ignored in silence
     if dask is not None:
-        from clparse.parse_dask import require_dask
+        from clparse.dask_address import require_dask
 
         require_dask()  # how to install it, in one line, before the model loads
     api.check_readable(db, damage=False)  # a wrong path named at once; damage while the model loads

@@ -773,8 +773,6 @@ def count_input(files: Sequence[str], input_format: str = "tokens") -> int | Non
 
     files = _input_files(files)
     if "-" in files:
-        if input_format == "ptb":
-            raise ParameterError("input_format", "ptb needs file names (it cannot read stdin)")
         return None
     return count_sentences(files, input_format)
 

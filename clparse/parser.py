@@ -269,10 +269,9 @@ class Parser:
         with Database(db, readonly=True) as database:
             value = best_theta(database) if theta == "best" else float(theta)  # "best" may be a Θ̂ per label
             parser = cls.from_model(database, load_model(database, value), SearchOptions(**options))
-        parser.source = Path(db)
-        # absolute: the tagger loads at the first untagged sentence, maybe after os.chdir, where a relative
-        # path named another run's database (its tagger's tags, in silence) or none
-        parser._tagger_db = Path(os.path.abspath(db))
+        # absolute: the tagger loads at the first untagged sentence, and --jobs workers and explain open the
+        # database, maybe after os.chdir, where a relative path named another run's database or none
+        parser._tagger_db = parser.source = Path(os.path.abspath(db))
         return parser
 
     @classmethod

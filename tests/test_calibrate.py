@@ -279,6 +279,22 @@ def test_the_best_theta_is_printed_in_full_below_the_table() -> None:
     assert "best Θ̂ =" not in format_points([point], None)
 
 
+def test_calibrate_given_thetas_says_when_the_best_is_not_among_them(db_copy: Path) -> None:
+    """`calibrate --thetas X` prints X's row and the calibration's best Θ̂: when that is another Θ̂, parsed by
+    an earlier command, the line says so (it named a Θ̂ absent from the table, unexplained)."""
+    whole = invoke(["calibrate", "--db", db_copy, "--thetas", "20,8,4", "--beam", "1"])
+    assert whole.exit_code == 0, whole.stderr
+    best = calibrate(db_copy, thetas=THETAS, settings=SETTINGS).best_theta
+    assert whole.stdout.splitlines()[-1].startswith(f"best Θ̂ = {best!r} (") and "earlier" not in whole.stdout
+    other = next(t for t in THETAS if t != best)
+    one = invoke(["calibrate", "--db", db_copy, "--thetas", f"{other:g}", "--beam", "1"])
+    assert one.exit_code == 0, one.stderr
+    table = [line for line in one.stdout.splitlines()[2:] if not line.startswith("best")]
+    assert len(table) == 1 and "<- best" not in table[0]
+    assert one.stdout.splitlines()[-1].startswith(f"best Θ̂ = {best!r} (")
+    assert "parsed earlier in this calibration, not in the table above" in one.stdout
+
+
 @pytest.mark.parametrize("finishes, said", [(True, "stopping after the current Θ̂ (it is committed first)"),
                                             (False, "stopping now (the Θ̂ in flight is dropped and done again "
                                                     "on resume)")])

@@ -94,6 +94,24 @@ def test_a_parser_opened_by_a_relative_path_tags_with_its_own_tagger_after_a_chd
     assert parser.parse("The dog barked .").to_dict() == expected
 
 
+def test_a_parser_opened_by_a_relative_path_explains_and_parses_in_jobs_after_a_chdir(
+        trained_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Parser.source`` kept the relative path given to from_db: after ``os.chdir`` explain opened no
+    database there (or another run's), and --jobs workers rebuilt the parser from whatever that name
+    meant in the new directory."""
+    from clparse.explain import explain
+
+    expected = Parser.from_db(trained_db, theta=THETA, beam=5)
+    monkeypatch.chdir(trained_db.parent)
+    parser = Parser.from_db(trained_db.name, theta=THETA, beam=5)
+    monkeypatch.chdir(tmp_path)
+    assert parser.source == trained_db.resolve()
+    assert explain(parser, "The dog barked .").to_dict() == explain(expected, "The dog barked .").to_dict()
+    (tmp_path / "in.txt").write_text("The dog barked .\nA cat sat on the mat .\n")
+    assert ([r.to_dict() for r in api.parse(parser, ["in.txt"], jobs=2)]
+            == [r.to_dict() for r in api.parse(expected, ["in.txt"])])
+
+
 def test_a_tagger_tags_a_generator_of_words_as_it_tags_the_list(trained_db: Path) -> None:
     """The word check read a generator to its end before the tagging read it: the perceptron tagged it as
     no words (``[]``, no error), the CRF tagger raised ``TypeError: object of type 'generator' has no

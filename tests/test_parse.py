@@ -365,6 +365,23 @@ def test_cli_ptb_input_reads_its_own_empty_parse_back(trained_db: Path, tmp_path
     assert "tree 2 has no words" in result.stderr and "tree 3 has no words" in result.stderr
 
 
+def test_cli_ptb_input_from_stdin_as_from_a_file(trained_db: Path, tmp_path: Path) -> None:
+    """``--input-format ptb -`` reads trees from stdin (it was refused), the same trees as from a file, and
+    a bad tree there is one error line naming ``-``, its line and column."""
+    text = "(ROOT (S (NP (PRP I)) (VP (VBD ran))))\n()\n(S (NP (PRP It)) (VP (VBD went)))\n"
+    trees = tmp_path / "trees.ptb"
+    trees.write_text(text)
+    args = ["parse", "--db", trained_db, "--theta", "3", "--beam", "1", "--input-format", "ptb"]
+    from_file = invoke([*args, trees])
+    from_stdin = invoke([*args, "-"], stdin=text)
+    assert from_stdin.exit_code == 0, from_stdin.stderr
+    assert from_stdin.stdout == from_file.stdout and len(from_stdin.stdout.splitlines()) == 3
+    assert "-: tree 2 has no words" in from_stdin.stderr
+    broken = invoke([*args, "-"], stdin="(ROOT (S (NP (PRP I))\n")
+    assert broken.exit_code == 1 and "Error: -:1:1: unbalanced '('" in broken.stderr
+    assert "Traceback" not in broken.stderr
+
+
 def test_cli_output_file_started_before_the_first_tree(trained_db: Path, tmp_path: Path) -> None:
     """A run stopped at its first sentence leaves an empty -o file, not an older run's trees."""
     out = tmp_path / "out.ptb"

@@ -31,6 +31,9 @@ def format_points(points: Sequence[Any], best: float | None, use: str = BEST_USE
     if best is not None:
         # The table rounds; a Θ̂ typed back from it may fall just above a tree's Θ and drop it.
         lines.append(f"best Θ̂ = {best!r} ({use})")
+        if all(p.theta != best for p in points):  # `calibrate --thetas` shows only the Θ̂ it was given
+            lines[-1] += ("; it is a Θ̂ parsed earlier in this calibration, not in the table above "
+                          "(`clparse report` lists every one)")
     return "\n".join(lines)
 
 

@@ -276,20 +276,28 @@ def read_trees(path: str | Path, *, skip_bad: bool = False, report: ReadReport |
     almost always a wrong path. ``wrapped_empty`` reads each line through
     :func:`empty_parses_unwrapped`: with ``allow_empty``, a parser's output.
     """
-    path_text = str(path)
-    report = report if report is not None else ReadReport()
     with open(path, "rb") as handle:
-        lines = _decoded_lines(handle)
-        if wrapped_empty:
-            lines = map(empty_parses_unwrapped, lines)
-        if not skip_bad:
-            for tree in iter_trees_from_lines(lines, path_text, allow_empty=allow_empty):
-                report.trees += 1
-                yield tree
-        else:
-            yield from _read_lenient(lines, path_text, report, allow_empty)
+        yield from read_tree_stream(handle, str(path), skip_bad=skip_bad, report=report,
+                                    allow_empty=allow_empty, wrapped_empty=wrapped_empty)
+
+
+def read_tree_stream(handle: IO[bytes], name: str, *, skip_bad: bool = False,
+                     report: ReadReport | None = None, allow_empty: bool = False,
+                     wrapped_empty: bool = False) -> Iterator[Tree]:
+    """:func:`read_trees` over an open binary stream (stdin), ``name`` in its errors; the stream stays
+    open."""
+    report = report if report is not None else ReadReport()
+    lines = _decoded_lines(handle)
+    if wrapped_empty:
+        lines = map(empty_parses_unwrapped, lines)
+    if not skip_bad:
+        for tree in iter_trees_from_lines(lines, name, allow_empty=allow_empty):
+            report.trees += 1
+            yield tree
+    else:
+        yield from _read_lenient(lines, name, report, allow_empty)
     if report.trees == 0 and report.skipped == 0:
-        raise TreebankError(path_text, 1, 1, "file contains no trees")
+        raise TreebankError(name, 1, 1, "file contains no trees")
 
 
 def _next_tree(held: list[Token]) -> int | None:

@@ -6,8 +6,8 @@ import sys
 from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import IO
 
-from clparse.errors import ClparseError, ParameterError
-from clparse.read.ptb import read_trees, split_lone_cr, wide_encoding, without_bom
+from clparse.errors import ClparseError
+from clparse.read.ptb import read_tree_stream, read_trees, split_lone_cr, wide_encoding, without_bom
 from clparse.read.tree import escape_brackets
 
 FORMATS = ("tokens", "tagged", "ptb", "text")
@@ -33,11 +33,11 @@ def read_sentences(names: Iterable[str], fmt: str, warn: Callable[[str], object]
     unknown: set[str] = set()
     for name in names:
         if fmt == "ptb":
-            if name == "-":
-                raise ParameterError("input_format", "ptb needs file names (it cannot read stdin)")
             # A childless tree, ``()`` or ``(ROOT)``, is an empty sentence: that is what parse writes for an
             # empty line, so its own output reads back, one sentence per tree as before.
-            for index, tree in enumerate(read_trees(name, allow_empty=True), 1):
+            trees = (read_tree_stream(sys.stdin.buffer, name, allow_empty=True) if name == "-"
+                     else read_trees(name, allow_empty=True))
+            for index, tree in enumerate(trees, 1):
                 if not tree.children:
                     warn(f"{name}: tree {index} has no words; its output is (ROOT), so output trees stay "
                          "aligned with input")

@@ -159,7 +159,8 @@ class PrepareProgress:
 
 def prepare(db: PathLike, train: Sequence[PathLike], dev: Sequence[PathLike] = (), *,
             max_words: int | None = 15,
-            seed: int = 0, order: str = "random", context: int = 2, max_children: int = 5, vocab_min: int = 5,
+            seed: int = 0, order: str = "random", paths: int = 1, context: int = 2, max_children: int = 5,
+            vocab_min: int = 5,
             skip_steps: Sequence[str] = (), constraints: bool = True, unknown_words: str = "unk",
             templates: Sequence[str] = (), tagger: str = "crf", train_tags: str = "gold", folds: int = 10,
             fold_order: str = "interleaved", jobs: int = 1, tagger_iterations: int | None = None,
@@ -177,19 +178,21 @@ def prepare(db: PathLike, train: Sequence[PathLike], dev: Sequence[PathLike] = (
     train, dev = treebank_paths(train, "train"), treebank_paths(dev, "dev")
     if isinstance(skip_steps, str):  # read one character at a time: "unknown preprocessing setting 'r'"
         raise ParameterError("skip_steps", f"give a list of names, such as [{skip_steps!r}], not one name")
-    whole = {"max_words": max_words, "context": context, "max_children": max_children, "vocab_min": vocab_min,
-             "folds": folds, "jobs": jobs, "tagger_iterations": tagger_iterations}
+    whole = {"max_words": max_words, "paths": paths, "context": context, "max_children": max_children,
+             "vocab_min": vocab_min, "folds": folds, "jobs": jobs, "tagger_iterations": tagger_iterations}
     for name, value in whole.items():  # 1.5 was taken and stored as a setting (max_words 1.5 kept ≤ 1 word)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise ParameterError(name, f"must be a whole number, got {value!r}")
     if jobs < 1:
         raise ParameterError("jobs", f"must be a whole number ≥ 1, got {jobs!r}")
+    if paths < 1:
+        raise ParameterError("paths", f"must be a whole number ≥ 1, got {paths!r}")
     settings = PrepareSettings(max_words=max_words or None, seed=seed, max_children=max_children,
                                vocab_min=vocab_min, features=feature_config(context, templates),
                                skip_steps=tuple(skip_steps), constraints=constraints,
                                unknown_words=unknown_words,
                                tagger=tagger, train_tags=train_tags, folds=folds, fold_order=fold_order,
-                               tagger_iterations=tagger_iterations, order=order)
+                               tagger_iterations=tagger_iterations, order=order, paths=paths)
     if not isinstance(seed, int) or seed < 0:  # numpy's generators take whole numbers ≥ 0 only
         raise ParameterError("seed", f"must be a whole number ≥ 0, got {seed!r}")
     progress = progress or PrepareProgress()

@@ -100,8 +100,9 @@ def test_every_path_replays_to_its_gold_tree(raw: Tree) -> None:
     generator = ExampleGenerator(["X"], FeatureConfig(), max_children=50)
     tree = generator.prepare_tree(result.tree)
     assert tree is not None
-    path = random_path(tree, 0, 1)
-    assert item_to_tree(replay(tree.tagged_words(), path), tree.words()) == tree
+    for number in range(3):  # path 0, and two more of `prepare --paths 3`
+        path = random_path(tree, 0, 1, number=number)
+        assert item_to_tree(replay(tree.tagged_words(), path), tree.words()) == tree
 
 
 def item(template: str, slot: str, label: str, tag: str, word: str) -> set[str]:

@@ -53,6 +53,11 @@ def _skip_bad_refused(ctx: click.Context, param: click.Parameter, value: bool) -
                    "deterministic left-to-right / right-to-left order, with one correct inference per state "
                    "and only the spans the order allows as candidates (fewer examples); the parser keeps the "
                    "same order.")
+@click.option("--paths", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Seeded random bottom-up paths per training tree (the paper's: one). Each path's states "
+                   "add their candidates as examples, so the examples cover more of the states a tree can "
+                   "pass through, and training takes correspondingly longer (docs/accuracy.md). Random order "
+                   "only.")
 @click.option("--context", type=click.IntRange(0, 5), default=2, show_default=True,
               help="Context items on each side that features may look at.")
 @click.option("--max-children", type=click.IntRange(min=1), default=5, show_default=True,
@@ -99,10 +104,11 @@ def _skip_bad_refused(ctx: click.Context, param: click.Parameter, value: bool) -
 def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], **settings: Any) -> None:
     """Read and preprocess the treebank and store every training example with its features.
 
-    One seeded random bottom-up path per training tree; every candidate at every state on it
-    becomes an example of its label (paper §2.1.1). Running it again with the same inputs does
-    nothing; with other inputs or settings it refuses (use a new --db). A malformed tree stops it
-    (no --skip-bad: a run holds whole files); a database this command created is then removed.
+    One seeded random bottom-up path per training tree (--paths N: N of them); every candidate at
+    every state on it becomes an example of its label (paper §2.1.1). Running it again with the
+    same inputs does nothing; with other inputs or settings it refuses (use a new --db). A malformed
+    tree stops it (no --skip-bad: a run holds whole files); a database this command created is then
+    removed.
 
     \b
     clparse prepare --db db/gum.sqlite --train gum/train/*.ptb --dev gum/dev/*.ptb

@@ -30,7 +30,8 @@ class StoredSentence:
     gold_tree: Tree
     tree: Tree
     trained: bool
-    path: list[tuple[int, int, str]]
+    path: list[tuple[int, int, str]]  # the first of ``paths``
+    paths: list[list[tuple[int, int, str]]]  # every path examples were generated along (prepare --paths)
 
 
 class TrainingData:
@@ -45,10 +46,14 @@ class TrainingData:
         return self.runs.labels()
 
     def sentences(self, split: str = "train") -> Iterator[StoredSentence]:
+        count = int(self.config.get("settings", {}).get("paths", 1))  # a run before --paths: one
         for row in self.runs.sentences(split):
+            steps = list(row["path"])  # the paths one after another, each building every phrase once
+            size = len(steps) // count
+            paths = [steps[i * size:(i + 1) * size] for i in range(count)] if steps else []
             yield StoredSentence(row["id"], row["split"], row["position"], row["words"].split(" "),
                                  parse_tree(row["gold_tree"]), parse_tree(row["tree"]), bool(row["trained"]),
-                                 list(row["path"]))
+                                 paths[0] if paths else [], paths)
 
     def feature_count(self) -> int:
         return self.runs.feature_count()

@@ -88,14 +88,16 @@ def next_inference(oracle: Oracle, order: str, rng: np.random.Generator | None =
 
 
 def walk_path(oracle: Oracle, seed: int, sentence: int,
-              visit: Callable[[Oracle], object] = lambda _: None, order: str = "random") -> list[Inference]:
+              visit: Callable[[Oracle], object] = lambda _: None, order: str = "random",
+              number: int = 0) -> list[Inference]:
     """Build the gold tree in ``order``, calling ``visit`` on each state before its inference.
 
     A random path draws the next inference uniformly from the correct ones with a generator seeded by
     ``(seed, sentence)``, so a sentence's path does not depend on any other sentence; the ``l2r`` and
-    ``r2l`` paths are unique (:func:`next_inference`).
+    ``r2l`` paths are unique (:func:`next_inference`). Path ``number`` n > 0 of a sentence (``prepare
+    --paths``) is seeded by ``(seed, sentence, n)``: path 0 is the one path of a run with one per tree.
     """
-    rng = np.random.default_rng([seed, sentence])
+    rng = np.random.default_rng([seed, sentence] if number == 0 else [seed, sentence, number])
     path: list[Inference] = []
     while not oracle.finished():
         visit(oracle)
@@ -104,9 +106,11 @@ def walk_path(oracle: Oracle, seed: int, sentence: int,
     return path
 
 
-def random_path(tree: Tree, seed: int, sentence: int, order: str = "random") -> list[Inference]:
-    """The bottom-up path of a tree (what :meth:`ExampleGenerator.add_sentence` walks)."""
-    return walk_path(Oracle(tree, leaf_items(tree.tagged_words())), seed, sentence, order=order)
+def random_path(tree: Tree, seed: int, sentence: int, order: str = "random",
+                number: int = 0) -> list[Inference]:
+    """The bottom-up path of a tree (what :meth:`ExampleGenerator.add_sentence` walks as path ``number``)."""
+    oracle = Oracle(tree, leaf_items(tree.tagged_words()))
+    return walk_path(oracle, seed, sentence, order=order, number=number)
 
 
 def replay(tagged_words: Sequence[tuple[str, str]], path: Sequence[Inference]) -> Item:
@@ -258,7 +262,9 @@ class ExampleGenerator:
     def __init__(self, labels: Sequence[str], config: FeatureConfig, max_children: int = 5, seed: int = 0,
                  normalize: Callable[[str], str] = str.lower, sink: RowSink | None = None,
                  symbols: SymbolTable | None = None, constraints: bool = False, order: str = "random",
-                 batch: int = DEFAULT_BATCH) -> None:
+                 batch: int = DEFAULT_BATCH, paths: int = 1) -> None:
+        if paths < 1 or (paths > 1 and order != "random"):
+            raise ValueError(f"paths must be 1, or more with the random order; got {paths} ({order})")
         self.labels = tuple(sorted(labels))
         self.symbols = symbols if symbols is not None else SymbolTable()
         self.label_symbols = np.array([self.symbols.add(label) for label in self.labels], dtype=np.int32)
@@ -268,6 +274,7 @@ class ExampleGenerator:
         self.rules = CandidateRules(self.symbols, constraints, order)
         self.max_children = max_children
         self.seed = seed
+        self.paths = paths
         self.normalize = normalize
         self.examples = ExampleSet(self.labels, batch)
         self.report = GenerationReport()
@@ -295,19 +302,24 @@ class ExampleGenerator:
         return tree
 
     def add_sentence(self, tree: Tree, sentence: int) -> list[Inference]:
-        """Generate the examples of one (prepared) gold tree; return the path taken."""
+        """Generate the examples of one (prepared) gold tree along each of its ``paths`` paths; return the
+        steps taken, path after path (every path builds each gold phrase once, so each has the same
+        length)."""
         self.report.sentences += 1
         leaves = leaf_items(tree.tagged_words(), self.normalize)
-        oracle = Oracle(tree, leaves)
-        items = ItemTable(leaves, self.symbols, self.max_children)
-        self.space.fit()
-        if self.heads.grow(self.symbols):
-            self._spec = None
-        cache = WindowCache(self.max_children, MAX_CONTEXT, len(self.labels), np.int64)  # row ids per label
-        path = walk_path(oracle, self.seed, sentence, lambda state: self._add_state(state, items, cache),
-                         self.rules.order)
+        steps: list[Inference] = []
+        for number in range(self.paths):
+            # each path from a fresh table: what a state's examples hold depends on nothing but that state
+            items = ItemTable(leaves, self.symbols, self.max_children)
+            self.space.fit()
+            if self.heads.grow(self.symbols):
+                self._spec = None
+            # row ids per label
+            cache = WindowCache(self.max_children, MAX_CONTEXT, len(self.labels), np.int64)
+            steps += walk_path(Oracle(tree, leaves), self.seed, sentence,
+                               lambda state: self._add_state(state, items, cache), self.rules.order, number)
         self.report.used += 1
-        return path
+        return steps
 
     def _buffer(self, name: str, size: int, dtype: type) -> np.ndarray:
         found = self._buffers.get(name)

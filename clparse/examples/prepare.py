@@ -66,6 +66,7 @@ class PrepareSettings:
     tagger_iterations: int | None = None  # None: the tagger's default (CRF 150, perceptron 5)
     # the training path: seeded random (paper §2.1.1), or the l2r / r2l item order (§3.5)
     order: str = "random"
+    paths: int = 1  # seeded random paths per training tree (the paper: one)
 
     def __post_init__(self) -> None:
         TaggerSpec(self.tagger, self.tagger_iterations)  # validates
@@ -77,6 +78,11 @@ class PrepareSettings:
                                      f"{self.fold_order!r}")
         if self.order not in ITEM_ORDERS:
             raise ConfigurationError(f"order must be one of {', '.join(ITEM_ORDERS)}, got {self.order!r}")
+        if self.paths < 1:
+            raise ConfigurationError(f"paths must be at least 1, got {self.paths}")
+        if self.paths > 1 and self.order != "random":
+            raise ConfigurationError(f"the {self.order} order has one path per tree; more than one path "
+                                     "needs the random order")
         if self.folds < 2:
             raise ConfigurationError(f"folds must be at least 2, got {self.folds}")
         if self.tagger_iterations is not None and self.tagger_iterations < 1:
@@ -134,7 +140,7 @@ def _sha256(path: Path) -> str:
 # Settings added after the first release enter the digest only when they differ from the behaviour
 # before they existed, so a database prepared then is still recognised as "the same inputs".
 LATER_SETTINGS: dict[str, object] = {"constraints": False, "unknown_words": "unk", "train_tags": "gold",
-                                     "fold_order": "contiguous", "order": "random"}
+                                     "fold_order": "contiguous", "order": "random", "paths": 1}
 # With gold training tags the examples do not depend on the tagger: its settings stay out of the digest.
 TAGGER_SETTINGS = ("tagger", "folds", "tagger_iterations", "fold_order")
 
@@ -259,6 +265,8 @@ def _differences(database: Database, config: dict[str, Any], files: Sequence[tup
     stored = config.get("settings", {})
     given = json.loads(json.dumps(settings.to_dict()))  # as stored: tuples are lists
     ignored = TAGGER_SETTINGS if settings.train_tags == "gold" else ()  # not part of such a run
+    # a setting newer than the stored run reads as the behaviour before it existed
+    stored = {**{k: v for k, v in LATER_SETTINGS.items() if k in given}, **stored}
     out = [f"{name} {_shown(stored[name])} (now {_shown(given[name])})" for name in given
            if name in stored and name not in ignored and stored[name] != given[name]
            and name != "features"]
@@ -473,7 +481,7 @@ def _prepare_in(writer: RunWriter, digest: str, files: Sequence[tuple[str, Path,
     rows = _RowWriter(writer)
     generator = ExampleGenerator(labels, settings.features, settings.max_children, settings.seed,
                                  vocabulary.normalize, sink=rows, constraints=settings.constraints,
-                                 order=settings.order, batch=batch)
+                                 order=settings.order, batch=batch, paths=settings.paths)
     if total is not None:
         total(len(train))
     paths: list[tuple[int, list[tuple[int, int, str]]]] = []  # (sentence id, path)

@@ -57,7 +57,8 @@ class RunWriter:
             **row, sha256=blobs.row_checksum("feature_rows", row)))
 
     def add_paths(self, paths: Iterable[tuple[int, Sequence[tuple[int, int, str]]]]) -> None:
-        """(sentence id, [(start, end, label), ...]) per trained sentence: its inference path."""
+        """(sentence id, [(start, end, label), ...]) per trained sentence: its inference path (with
+        ``prepare --paths N``, its N paths one after another)."""
         self.connection.execute(schema.inference_paths.insert(), [
             {"sentence_id": sentence_id, "step": step, "start": s, "end": e, "label": label}
             for sentence_id, path in paths for step, (s, e, label) in enumerate(path)])

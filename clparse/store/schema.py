@@ -51,8 +51,8 @@ runs = Table(
     Column("config_json", Text, nullable=False,
            comment="JSON object: settings (prepare's: max_words, seed, max_children, vocab_min, features, "
                    "skip_steps, constraints, unknown_words, tagger, train_tags, folds, fold_order, "
-                   "tagger_iterations, order), preprocess (which preprocessing steps ran, max_words) and "
-                   "labels (the phrase labels, sorted)."),
+                   "tagger_iterations, order, paths), preprocess (which preprocessing steps ran, max_words) "
+                   "and labels (the phrase labels, sorted)."),
     Column("status", String, nullable=False,
            comment="prepared (prepare writes the whole run in one transaction, so no other value is seen)."),
     Column("seconds", Float,
@@ -108,7 +108,10 @@ inference_paths = Table(
     "inference_paths", metadata,
     Column("sentence_id", Integer, ForeignKey("sentences.id", ondelete="CASCADE"), primary_key=True,
            comment="The training sentence."),
-    Column("step", Integer, primary_key=True, comment="0-based step along the path."),
+    Column("step", Integer, primary_key=True,
+           comment="0-based step along the path. With `prepare --paths N` (runs.config's settings.paths) "
+                   "the sentence's N paths follow one another, each as long as the tree has phrases: step "
+                   "DIV that length is the path's number."),
     Column("start", Integer, nullable=False, comment="First token of the phrase built (0-based)."),
     Column("end", Integer, nullable=False, comment="One past its last token (the span is start..end-1)."),
     Column("label", String, nullable=False, comment="The label of the phrase built."),

@@ -181,12 +181,13 @@ def prepare(db: PathLike, train: Sequence[PathLike], dev: Sequence[PathLike] = (
     whole = {"max_words": max_words, "paths": paths, "context": context, "max_children": max_children,
              "vocab_min": vocab_min, "folds": folds, "jobs": jobs, "tagger_iterations": tagger_iterations}
     for name, value in whole.items():  # 1.5 was taken and stored as a setting (max_words 1.5 kept ≤ 1 word)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        if value is None and name in ("max_words", "tagger_iterations"):  # None: every length, the default
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):  # None too: a TypeError from inside before
             raise ParameterError(name, f"must be a whole number, got {value!r}")
-    if jobs < 1:
-        raise ParameterError("jobs", f"must be a whole number ≥ 1, got {jobs!r}")
-    if paths < 1:
-        raise ParameterError("paths", f"must be a whole number ≥ 1, got {paths!r}")
+    for name, value in (("jobs", jobs), ("paths", paths)):
+        if value < 1:
+            raise ParameterError(name, f"must be a whole number ≥ 1, got {value!r}")
     settings = PrepareSettings(max_words=max_words or None, seed=seed, max_children=max_children,
                                vocab_min=vocab_min, features=feature_config(context, templates),
                                skip_steps=tuple(skip_steps), constraints=constraints,
@@ -599,6 +600,8 @@ def _input_files(files: Sequence[PathLike]) -> list[str]:
     """Input files to read sentences from (``-`` is stdin): a missing file or a directory is one
     ParameterError naming it, as the command line says it (a FileNotFoundError from the reader before)."""
     names = _file_names(files)
+    if names.count("-") > 1:  # the second read an exhausted stdin: nothing (tokens), or "no trees" (ptb)
+        raise ParameterError("files", "'-' is given more than once; stdin can be read only once")
     for name in names:  # a pipe (/dev/fd/63, /dev/stdin) is not a regular file, and is taken
         problem = "a directory" if Path(name).is_dir() else None if Path(name).exists() else "no such file"
         if name != "-" and problem is not None:

@@ -380,6 +380,19 @@ def test_cli_ptb_input_from_stdin_as_from_a_file(trained_db: Path, tmp_path: Pat
     broken = invoke([*args, "-"], stdin="(ROOT (S (NP (PRP I))\n")
     assert broken.exit_code == 1 and "Error: -:1:1: unbalanced '('" in broken.stderr
     assert "Traceback" not in broken.stderr
+    empty = invoke([*args, "-"], stdin="")
+    assert empty.exit_code == 1 and "Error: -:1:1: stdin contains no trees" in empty.stderr
+
+
+@pytest.mark.parametrize("input_format", ["ptb", "tokens"])
+def test_cli_stdin_given_twice_is_refused_before_anything_is_read(trained_db: Path,
+                                                                  input_format: str) -> None:
+    """`parse - -` read stdin once and then an exhausted stdin: nothing more in tokens format, and in ptb
+    format "-:1:1: file contains no trees" (exit 1) after the trees had been written. Now a usage error."""
+    result = invoke(["parse", "--db", trained_db, "--theta", "3", "--beam", "1", "--input-format",
+                     input_format, "-", "-"], stdin="(ROOT (S (NP (PRP I)) (VP (VBD ran))))\n")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "'-' is given more than once; stdin can be read only once" in result.stderr
 
 
 def test_cli_output_file_started_before_the_first_tree(trained_db: Path, tmp_path: Path) -> None:

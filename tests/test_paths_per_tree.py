@@ -131,8 +131,13 @@ def test_preparing_again_with_other_paths_is_refused_naming_them(two_runs: tuple
 def test_bad_paths_are_one_clear_error(tmp_path: Path) -> None:
     from clparse.data import sample_path
 
-    with pytest.raises(ParameterError, match="paths"):
-        api.prepare(tmp_path / "x.sqlite", [sample_path("train")], paths=0)
+    for value in (0, None, 1.5):  # None was a TypeError from a comparison inside
+        with pytest.raises(ParameterError, match="paths"):
+            api.prepare(tmp_path / "x.sqlite", [sample_path("train")], paths=value)  # type: ignore[arg-type]
+    for name in ("jobs", "max_children", "context", "vocab_min", "folds"):
+        with pytest.raises(ParameterError, match=name):
+            api.prepare(tmp_path / "x.sqlite", [sample_path("train")], **{name: None})
+    assert not (tmp_path / "x.sqlite").exists()
     result = invoke_cli(["prepare", "--db", tmp_path / "y.sqlite", "--train", sample_path("train"),
                          "--order", "l2r", "--paths", "2"])
     assert result.exit_code == 1 and "Traceback" not in result.stderr

@@ -9,6 +9,7 @@ list, the votes, the combined tree; it offers what :class:`~clparse.parser.Parse
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -276,7 +277,7 @@ class CombinedParser:
                 raise ConfigurationError(f"{db}: member {member.source} changed since the combination was "
                                          f"fitted ({what}): fit it again with `clparse combine`")
         parser = cls(stored, members)
-        parser.source = Path(db)
+        parser.source = Path(os.path.abspath(db))  # as Parser.from_db's: it stays right after os.chdir
         return parser
 
     @property

@@ -297,7 +297,7 @@ def read_tree_stream(handle: IO[bytes], name: str, *, skip_bad: bool = False,
     else:
         yield from _read_lenient(lines, name, report, allow_empty)
     if report.trees == 0 and report.skipped == 0:
-        raise TreebankError(name, 1, 1, "file contains no trees")
+        raise TreebankError(name, 1, 1, f"{'stdin' if name == '-' else 'file'} contains no trees")
 
 
 def _next_tree(held: list[Token]) -> int | None:

@@ -27,6 +27,7 @@ from clparse.errors import BracketError, ClparseError, ConfigurationError, Param
 if TYPE_CHECKING:  # the heavy modules load when a function needs them
     from clparse.calibrate.per_label import PerLabelResult
     from clparse.calibrate.run import CalibrationResult, CalibrationSettings
+    from clparse.calibrate.tag_chooser import ChooserFit
     from clparse.examples.prepare import PrepareSummary
     from clparse.features.space import FeatureConfig
     from clparse.output import ParseResult
@@ -419,6 +420,33 @@ def calibrate(db: PathLike, dev: Sequence[PathLike] = (), thetas: Sequence[float
     return calibrate_run(db, dev, grid, settings, on_sentence=on_sentence, should_stop=should_stop)
 
 
+def calibrate_tags(db: PathLike, theta: float | str = "best", *, beam: int | None = None,
+                   max_pops: int | None = None, alternatives: int | None = None,
+                   on_sentence: Callable[[int, int], object] | None = None,
+                   should_stop: Callable[[], bool] = lambda: False, echo: Echo = _quiet) -> ChooserFit | None:
+    """Fit how ``parse`` chooses among the stored tagger's taggings of untagged input (docs/tagger.md) on
+    the stored dev set, with the model at Θ̂ ``theta`` and parse's search settings (default: parse's
+    defaults), and store it (:class:`~clparse.calibrate.tag_chooser.ChooserFit`: its dev F1s; ``chooser_id``
+    None when too few taggings differed to fit it). None if ``should_stop`` said so: nothing stored.
+    ``echo`` says if an older schema was upgraded (and where its backup is)."""
+    from clparse.calibrate.tag_chooser import fit_tag_chooser
+    from clparse.parser import TAG_ALTERNATIVES, SearchOptions
+    from clparse.store.database import check_database
+
+    defaults = SearchOptions()
+    beam = defaults.beam if beam is None else beam
+    max_pops = defaults.max_pops if max_pops is None else max_pops
+    alternatives = TAG_ALTERNATIVES if alternatives is None else alternatives
+    if isinstance(alternatives, bool) or not isinstance(alternatives, int) or alternatives < 1:
+        raise ParameterError("alternatives", f"must be a whole number ≥ 1 (taggings to choose among besides "
+                                             f"the best), got {alternatives!r}")
+    SearchOptions(beam=beam, max_pops=max_pops, tag_alternatives=alternatives)  # refuses a bad beam, pop cap
+    guard_writable(db)  # the chooser is stored
+    check_database(db, upgrade=True, echo=echo)  # a writer: an older schema is upgraded first
+    check_calibration(db, ())  # no dev sentences: said before the parser loads
+    return fit_tag_chooser(db, theta, beam, max_pops, alternatives, on_sentence, should_stop)
+
+
 def calibrate_per_label(db: PathLike, *, settings: CalibrationSettings | None = None, passes: int = 2,
                         on_trial: Callable[[str, float, float, bool], object] | None = None,
                         should_stop: Callable[[], bool] = lambda: False,
@@ -492,13 +520,16 @@ class _DamageCheck:
 
 def open_parser(db: PathLike, theta: float | str = "best", *, beam: int | None = None, max_pops: int = 10_000,
                 aggregator: str = "maxmin", max_words: int = 0, kbest: int = 1,
-                tag_alternatives: int | None = None, checked: bool = False) -> Parser:
+                tag_alternatives: int | None = None, tag_chooser: bool = True,
+                checked: bool = False) -> Parser:
     """The parser rebuilt from ``db`` at Θ̂ ``theta`` (a number > 0 or "best"), once :func:`check_readable`
     passes (its damage check runs while the parser loads; ``checked``: the caller already ran the whole
     check). ``beam`` None: 100 (a combination: the beam it was fitted with). ``kbest``: each result holds
     the K best distinct trees (``result.trees``, best first); ``tag_alternatives``: taggings of untagged
-    input parsed beside the best one (None: :data:`clparse.parser.TAG_ALTERNATIVES`). A combination
-    refuses a search it was not fitted with (another beam, tag alternatives, the sum aggregator)."""
+    input parsed beside the best one (None: :data:`clparse.parser.TAG_ALTERNATIVES`); ``tag_chooser``:
+    choose among them with the run's fitted tag chooser, if one was fitted at this Θ̂
+    (:func:`calibrate_tags`). A combination refuses a search it was not fitted with (another beam, tag
+    alternatives, the sum aggregator)."""
     if theta != "best":
         if not (isinstance(theta, numbers.Real) and not isinstance(theta, bool) and 0 < theta < float("inf")):
             raise ParameterError("theta", f"{theta!r}: give a finite number > 0 or 'best'")
@@ -508,12 +539,14 @@ def open_parser(db: PathLike, theta: float | str = "best", *, beam: int | None =
         raise ParameterError("kbest", f"must be a whole number ≥ 1, got {kbest!r}")
     if checked:
         return _open_parser(db, theta, beam=beam, max_pops=max_pops, aggregator=aggregator,
-                            max_words=max_words, kbest=kbest, tag_alternatives=tag_alternatives)
+                            max_words=max_words, kbest=kbest, tag_alternatives=tag_alternatives,
+                            tag_chooser=tag_chooser)
     check_readable(db, damage=False)
     damage = _DamageCheck(db)
     try:
         parser = _open_parser(db, theta, beam=beam, max_pops=max_pops, aggregator=aggregator,
-                              max_words=max_words, kbest=kbest, tag_alternatives=tag_alternatives)
+                              max_words=max_words, kbest=kbest, tag_alternatives=tag_alternatives,
+                              tag_chooser=tag_chooser)
     except BaseException:
         damage.result()  # damage explains a failed load better than what the load tripped over
         raise
@@ -522,7 +555,8 @@ def open_parser(db: PathLike, theta: float | str = "best", *, beam: int | None =
 
 
 def _open_parser(db: PathLike, theta: float | str, *, beam: int | None, max_pops: int, aggregator: str,
-                 max_words: int, kbest: int, tag_alternatives: int | None) -> Parser:
+                 max_words: int, kbest: int, tag_alternatives: int | None,
+                 tag_chooser: bool = True) -> Parser:
     from clparse.parser import TAG_ALTERNATIVES, Parser, SearchOptions
     from clparse.store import reading  # not store.combinations: it imports SQLAlchemy (0.2 s)
     from clparse.store.database import Database
@@ -554,7 +588,8 @@ def _open_parser(db: PathLike, theta: float | str, *, beam: int | None, max_pops
     if not isinstance(tag_alternatives, int) or tag_alternatives < 0:
         raise ParameterError("tag_alternatives", f"must be a whole number ≥ 0, got {tag_alternatives!r}")
     return Parser.from_db(db, theta=theta, beam=beam, max_pops=max_pops, aggregator=aggregator,
-                          max_words=max_words, kbest=kbest, tag_alternatives=tag_alternatives)
+                          max_words=max_words, kbest=kbest, tag_alternatives=tag_alternatives,
+                          tag_chooser=bool(tag_chooser))
 
 
 def describe_parser(parser: Parser) -> str:
@@ -564,7 +599,8 @@ def describe_parser(parser: Parser) -> str:
         return (f"combination of {len(stored.members)} parsers (K = {stored.k}, ρ = {stored.threshold:.3g}, "
                 f"dev F1 {stored.dev_f1:.2f})")
     shown = "per label" if parser.model.label_thetas else f"{parser.model.theta:g}"
-    return f"parser at Θ̂ = {shown}: {len(parser.model.labels)} labels, {parser.model.splits} splits"
+    chooser = "; taggings chosen by the fitted tag chooser" if parser.chooser is not None else ""
+    return f"parser at Θ̂ = {shown}: {len(parser.model.labels)} labels, {parser.model.splits} splits{chooser}"
 
 
 @dataclass

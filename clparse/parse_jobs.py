@@ -107,6 +107,7 @@ def open_worker_parser(db: str, thetas: float | dict[str, float], options: dict[
 
     with Database(db, readonly=True) as database:
         parser = Parser.from_model(database, load_model(database, thetas), SearchOptions(**options))
+        parser.load_chooser(database)  # as from_db does: the run's tag chooser fitted at this Θ̂
     parser._tagger_db = parser.source = Path(os.path.abspath(db))  # as from_db's, for a per-label Θ̂ too
     return parser
 

@@ -44,6 +44,7 @@ from clparse.search.brackets import BracketedScorer, BracketError, Brackets
 from clparse.search.restore import flat_tree, item_tree, restore_tokens
 from clparse.store import reading
 from clparse.store.database import Database
+from clparse.tag.choice import TagChooser, theta_key
 
 if TYPE_CHECKING:  # the tagger's modules read the database through SQLAlchemy: imported when a tagger is
     from clparse.tag.stored import PosTagger
@@ -179,6 +180,31 @@ def _rank(result: ParseResult, aggregator: str) -> tuple[int, tuple[float, ...]]
     return 0, (-best.score,)
 
 
+def _stored_chooser(connection: Any, model: ParserModel) -> tuple[TagChooser | None, str | None]:
+    """The run's latest tag chooser fitted at the model's Θ̂, or None and, if choosers were fitted at other
+    Θ̂ only, a note saying so."""
+    key = theta_key(model.theta, model.label_thetas)
+    found = reading.tag_chooser(connection, key)
+    if found is not None:
+        weights, beam = found
+        return TagChooser(weights, key, beam), None
+    fitted = reading.tag_chooser_thetas(connection)
+    if not fitted:
+        return None, None
+    return None, (f"the tag chooser was fitted at Θ̂ {', '.join(fitted)}, not this one: choosing among "
+                  "taggings by the search's score instead (run `clparse calibrate-tags` at this Θ̂)")
+
+
+def rule_pick(options: Sequence[tuple[ParseResult, float]], aggregator: str) -> int:
+    """Which of a sentence's tagging parses (:meth:`Parser.tagging_parses`) ``parse`` keeps without a tag
+    chooser: the best tagging's, unless another ranks strictly better by the search's own key."""
+    chosen = 0
+    for index, (result, _) in enumerate(options[1:], 1):
+        if _rank(result, aggregator) < _rank(options[chosen][0], aggregator):
+            chosen = index
+    return chosen
+
+
 #: The largest beam, pop cap or k-best list a search takes (far beyond any useful one).
 SEARCH_LIMIT = 2**31 - 1
 
@@ -196,6 +222,9 @@ class SearchOptions:
     # Untagged input: also parse up to this many other taggings (the CRF tagger's second choice at its
     # least sure words) and keep the best-scoring parse; 0 parses the best tagging alone.
     tag_alternatives: int = TAG_ALTERNATIVES
+    # Untagged input: choose among the taggings with the run's fitted tag chooser (`clparse calibrate-tags`)
+    # when one was fitted at this Θ̂; False: by the search's own score, as without one.
+    tag_chooser: bool = True
 
     def __post_init__(self) -> None:
         from clparse.search.aggregate import AGGREGATORS
@@ -235,6 +264,11 @@ class Parser:
         # the stored tagger, loaded when first needed (a tagger's library is slow to import)
         self._tagger_db: Path | None = None
         self.source: Path | None = None  # the database the parser was rebuilt from, if any
+        # how to choose among taggings of untagged input (fitted by `clparse calibrate-tags` for this
+        # model); None: the search's own key decides (docs/tagger.md)
+        self.chooser: TagChooser | None = None
+        # why a stored chooser is not used (it was fitted at another Θ̂), for the command line to say
+        self.chooser_note: str | None = None
 
     @property
     def tagger(self) -> PosTagger | None:
@@ -269,6 +303,7 @@ class Parser:
         with Database(db, readonly=True) as database:
             value = best_theta(database) if theta == "best" else float(theta)  # "best" may be a Θ̂ per label
             parser = cls.from_model(database, load_model(database, value), SearchOptions(**options))
+            parser.load_chooser(database)
         # absolute: the tagger loads at the first untagged sentence, and --jobs workers and explain open the
         # database, maybe after os.chdir, where a relative path named another run's database or none
         parser._tagger_db = parser.source = Path(os.path.abspath(db))
@@ -284,20 +319,31 @@ class Parser:
         preprocess = PreprocessConfig.from_dict({**config["preprocess"], "max_words": None})
         return cls(model, preprocess, None, options)
 
+    def load_chooser(self, database: Database) -> None:
+        """Use the run's tag chooser fitted at this model's Θ̂, if any (:attr:`chooser`; else
+        :attr:`chooser_note` says if one was fitted at another Θ̂). :meth:`from_db` calls it."""
+        with database.raw() as connection:
+            self.chooser, self.chooser_note = _stored_chooser(connection, self.model)
+
     def taggings(self, sentence: Sentence) -> list[list[tuple[str, str]]]:
         """The (word, tag) pairs to parse: the given tags, or the stored tagger's best tagging and, with
         ``tag_alternatives`` N > 0 and a CRF tagger, up to N more (:meth:`CrfTagger.alternatives`)."""
+        return [tagged for tagged, _ in self.scored_taggings(sentence)]
+
+    def scored_taggings(self, sentence: Sentence) -> list[tuple[list[tuple[str, str]], float]]:
+        """:meth:`taggings`, each with the tagger's certainty against it: log(p_best / p_other) at its
+        swapped word (:meth:`CrfTagger.scored_alternatives`), 0 for the best or the given tagging."""
         count = self.options.tag_alternatives
         tokens = _tokens(sentence)
         if not count or not tokens or isinstance(tokens[0], tuple):  # tagged input never loads the tagger
-            return [self.tag(tokens)]
-        alternatives = getattr(self.tagger, "alternatives", None)
+            return [(self.tag(tokens), 0.0)]
+        alternatives = getattr(self.tagger, "scored_alternatives", None)
         if alternatives is None:
-            return [self.tag(tokens)]
+            return [(self.tag(tokens), 0.0)]
         words = [escape_brackets(_checked(w, "word")) for w in tokens]
         with _TAGGING:
             found = alternatives(words, count)
-        return [list(zip(words, tags)) for tags in found]
+        return [(list(zip(words, tags)), certainty) for tags, certainty in found]
 
     def tag(self, sentence: Sentence) -> list[tuple[str, str]]:
         """(word, tag) pairs: words split on whitespace if a string; tagged by the stored tagger if
@@ -319,17 +365,29 @@ class Parser:
     def parse(self, sentence: Sentence, brackets: Brackets | None = None) -> ParseResult:
         """Parse one sentence; ``brackets``: known brackets the parse must keep, over its tokens
         (:mod:`clparse.search.brackets`)."""
+        options = self.tagging_parses(sentence, brackets)
+        if len(options) == 1:
+            return options[0][0]
+        # the chooser was fitted on max-min scores
+        use = self.options.tag_chooser and self.options.aggregator == "maxmin"
+        chooser = self.chooser if use else None
+        index = chooser.pick(options) if chooser is not None else rule_pick(options, self.options.aggregator)
+        return options[index][0]
+
+    def tagging_parses(self, sentence: Sentence,
+                       brackets: Brackets | None = None) -> list[tuple[ParseResult, float]]:
+        """The parse of each tagging :meth:`parse` tries (:meth:`scored_taggings`), the best tagging's
+        first, each with the tagger's certainty against its tagging. A tagging that makes a token of
+        ``brackets`` punctuation is left out (the brackets cannot be kept over it)."""
         source = sentence if isinstance(sentence, SourceSentence) else None
-        first, *others = self.taggings(sentence)
-        best = self._parse_clean(first, source, brackets)
-        for tagged in others:  # the best tagging's parse stays unless another scores strictly better
+        (first, _), *others = self.scored_taggings(sentence)
+        options = [(self._parse_clean(first, source, brackets), 0.0)]
+        for tagged, certainty in others:
             try:
-                result = self._parse_clean(tagged, source, brackets)
+                options.append((self._parse_clean(tagged, source, brackets), certainty))
             except BracketError:  # brackets only over tokens this tagging makes punctuation
                 continue
-            if _rank(result, self.options.aggregator) < _rank(best, self.options.aggregator):
-                best = result
-        return best
+        return options
 
     def parse_text(self, text: str) -> list[ParseResult]:
         """Parse running text: split into sentences and treebank tokens (:mod:`clparse.read.text`, the

@@ -17,7 +17,7 @@ from clparse.data import sample_path
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Every command of ``clparse --help``; a command left unregistered fails here.
-COMMANDS = {"backup", "browse", "calibrate", "check", "combine", "compare", "eval", "explain", "export",
+COMMANDS = {"backup", "browse", "calibrate", "calibrate-tags", "check", "combine", "compare", "eval", "explain", "export",
             "init", "parse", "prepare", "quickstart", "report", "sql", "status", "tag", "train", "treebank"}
 
 GOLD = "(ROOT (S (NP (PRP I)) (VP (VBD ran) (ADVP (RB fast))) (. .)))\n(ROOT (S (VP (VB Go))))\n"

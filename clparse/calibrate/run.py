@@ -275,6 +275,15 @@ def _stored_point(row: dict[str, Any]) -> CalibrationPoint:
     return CalibrationPoint(**{k: row[k] for k in fields}, resumed=True)
 
 
+def put_gold_tags(parsed: Tree, gold_tagged: Sequence[tuple[str, str]]) -> None:
+    """Put the gold tags back on the leaves of a tree parsed from the tagger's tags (in place), so that EVALB
+    deletes the same tokens (punctuation) on both sides and the sentence is scored (:func:`parse_dev`)."""
+    leaves = list(parsed.preterminals())  # one per input token, in order
+    if len(leaves) == len(gold_tagged):
+        for leaf, (_, tag) in zip(leaves, gold_tagged):
+            leaf.label = tag
+
+
 def parse_dev(db: Database | str | Path, model: ParserModel, gold: Sequence[Tree],
               settings: CalibrationSettings,
               tagger: PosTagger | None, on_sentence: Callable[[int], object] | None = None,
@@ -300,10 +309,7 @@ def parse_dev(db: Database | str | Path, model: ParserModel, gold: Sequence[Tree
         fallbacks += parsed.fallback is not None
         completions += parsed.completion is not None
         if tagger is not None:
-            leaves = list(parsed.tree.preterminals())  # one per input token, in order
-            if len(leaves) == len(gold_tagged):
-                for leaf, (_, tag) in zip(leaves, gold_tagged):
-                    leaf.label = tag
+            put_gold_tags(parsed.tree, gold_tagged)
         test.append(parsed.tree)
         if on_sentence is not None:
             on_sentence(i + 1)

@@ -13,9 +13,12 @@ from clparse.cli.core import LIMIT, main, one_line, verbose
 from clparse.cli.options import (
     CALIBRATION_BEAM,
     DB_OPTION,
+    PARSE_BEAM,
+    SEARCH_LIMIT,
     TREEBANK,
     ManyValues,
     Renamed,
+    Theta,
     interrupted_status,
     search_options,
     stop_request,
@@ -156,6 +159,65 @@ def _calibrate_per_label(db: Path, settings: api.CalibrationSettings, passes: in
         click.echo("stopped; run the same command again to resume", err=True)
         if flag.requested:
             sys.exit(interrupted_status(flag.signum))
+
+
+@main.command("calibrate-tags")
+@DB_OPTION
+@click.option("--theta", type=Theta(), default="best", show_default=True, metavar="X|best",
+              help="Θ̂ of the model to fit it for: parse uses the chooser at this Θ̂ only.")
+@click.option("--beam", type=click.IntRange(min=1, max=SEARCH_LIMIT), default=PARSE_BEAM, show_default=True,
+              help="Agenda size the dev set is parsed with (parse's default).")
+@click.option("--max-pops", type=click.IntRange(min=1, max=SEARCH_LIMIT), default=10_000, show_default=True,
+              help="Pop cap the dev set is parsed with (parse's default).")
+@click.option("--tag-alternatives", type=click.IntRange(min=1), default=3, show_default=True,
+              metavar="N",
+              help="Other taggings parsed per sentence besides the best, as parse --tag-alternatives.")
+def calibrate_tags_command(db: Path, theta: float | str, beam: int, max_pops: int,
+                           tag_alternatives: int) -> None:
+    """Fit how parse chooses among the stored tagger's taggings of untagged input, on the dev set.
+
+    Parse of tokens or text tries the tagger's best tagging and up to --tag-alternatives others and
+    keeps one parse. Without this, it keeps the one the search scores best. This parses every dev
+    sentence from each tagging, fits a logistic regression that says when another tagging's parse is
+    the better one (from the parses' confidences and the tagger's own certainty), and stores it:
+    parse (tokens, text) then uses it at this Θ̂ (any beam). It prints the dev F1 of the best
+    tagging alone, of the search's choice, and of the chooser, in sample and two-fold (fitted on half
+    the sentences, scored on the other half: what to expect on new text). Stopped (Ctrl-C), it stores
+    nothing. See docs/tagger.md.
+
+    \b
+    clparse calibrate-tags --db db/quickstart.sqlite
+    """
+    from clparse.progress import Progress
+
+    api.guard_writable(db)
+    flag = stop_request("tag chooser", "clparse calibrate-tags", finishes=False)
+    bar = Progress("parsing dev taggings", None, "sentences")
+
+    def progress(done: int, total: int) -> None:
+        bar.total = total
+        bar.update(1)
+
+    with bar:
+        fit = api.calibrate_tags(db, theta, beam=beam, max_pops=max_pops, alternatives=tag_alternatives,
+                                 on_sentence=progress, should_stop=flag,
+                                 echo=lambda text: click.echo(text, err=True))
+    if fit is None:
+        click.echo("stopped; nothing stored: run the same command again", err=True)
+        sys.exit(interrupted_status(flag.signum))
+    click.echo(f"dev F1 (gold tags put back, {fit.sentences} sentences): best tagging alone "
+               f"{fit.f1_best:.2f}, "
+               f"the search's choice {fit.f1_rule:.2f}, the chooser {fit.f1_chooser:.2f} in sample and "
+               f"{fit.f1_two_fold:.2f} two-fold")
+    weights = ", ".join(f"{name} {weight:.4g}" for name, weight in fit.weights.items())
+    if fit.chooser_id is None:
+        from clparse.calibrate.tag_chooser import MIN_PAIRS
+
+        click.echo(f"nothing stored: only {fit.pairs} tagging(s) of the dev set parse differently from the "
+                   f"best tagging, fewer than the {MIN_PAIRS} a fit needs; parse keeps the search's choice")
+        return
+    click.echo(f"stored tag chooser {fit.chooser_id} ({fit.pairs} taggings; weights {weights}) in {db}; "
+               f"parse uses it at this Θ̂")
 
 
 @main.command("report")

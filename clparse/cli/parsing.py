@@ -62,6 +62,10 @@ def _cluster(ctx: click.Context, param: click.Parameter, address: str | None) ->
                                 "CRF tagger's second choice at one of its least sure words, and keep the "
                                 "parse the model scores best; about N + 1 times the parsing time at most. 0: "
                                 "the best tagging alone. See docs/tagger.md.")
+@click.option("--tag-chooser/--no-tag-chooser", default=True, show_default=True,
+              help="Untagged input: choose among the taggings with the tag chooser `clparse calibrate-tags` "
+                   "fitted at this Θ̂, if there is one; --no-tag-chooser: keep the parse the search scores "
+                   "best, as without one. See docs/tagger.md.")
 @click.option("--kbest", type=click.IntRange(min=1, max=SEARCH_LIMIT), default=1, show_default=True,
               metavar="K",
               help="The K best distinct trees per sentence, best first, each with its score (max-min: the "
@@ -155,6 +159,9 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
     # options left out are None: a combination parses at its stored beam, and refuses only what was typed
     parser = api.open_parser(db, theta, **unless_given(search, "beam", "tag_alternatives"))
     click.echo(api.describe_parser(parser), err=True)
+    note = getattr(parser, "chooser_note", None)  # a combination has none
+    if note is not None and input_format in ("tokens", "text"):
+        click.echo(f"note: {note}", err=True)
     # The model is loaded: start the -o file now, so that a run stopped before its first tree leaves an
     # empty file, not an older run's trees that look like this one's output.
     start_file = getattr(output, "open", None)  # click's lazy file; stdout has no such method

@@ -25,7 +25,8 @@ from clparse.store.verify import NODE_COLUMNS, Problem, checked_trees, damaged
 #: authorizer watching, so a new read outside this list fails it.
 PARSER_TABLES = ("alembic_version", "runs", "labels", "label_training", "iterations", "tree_nodes",
                  "features", "vocabulary", "taggers", "calibrations", "calibration_points",
-                 "calibration_labels", "label_theta_steps", "combinations", "combination_members")
+                 "calibration_labels", "label_theta_steps", "combinations", "combination_members",
+                 "tag_choosers")
 #: What that damage check walks: every table a parser reads but ``label_training``, whose rows carry each
 #: label's margin vector (450 MB of a 6 GB run: 4 s of a cold disk) in a column parsing never reads; the
 #: few pages of it that parsing does read, SQLite checks as it reads them.
@@ -63,6 +64,22 @@ def combination_error(connection: apsw.Connection, path: str | Path) -> Database
     return DatabaseError(f"{path}: a combination of parsers (clparse combine), without a training run, "
                          f"trees or calibrations of its own: `clparse parse --db {path}` parses with it; "
                          f"give one of its members' databases instead: {', '.join(members)}")
+
+
+def tag_chooser(connection: apsw.Connection, theta_key: str) -> tuple[tuple[float, ...], int] | None:
+    """(weights, beam) of the latest tag chooser fitted at Θ̂ ``theta_key``, or None."""
+    row = connection.execute("SELECT weights_json, beam FROM tag_choosers WHERE theta = ? "
+                             "ORDER BY id DESC LIMIT 1", (theta_key,)).fetchone()
+    if row is None:
+        return None
+    weights = json.loads(str(row[0]))
+    return tuple(float(w) for w in weights.values()), int(row[1])  # type: ignore[arg-type]
+
+
+def tag_chooser_thetas(connection: apsw.Connection) -> list[str]:
+    """The Θ̂ of every stored tag chooser, oldest first, each once."""
+    return [str(theta) for (theta,) in connection.execute(
+        "SELECT theta FROM tag_choosers GROUP BY theta ORDER BY min(id)")]
 
 
 def labels(connection: apsw.Connection) -> list[str]:

@@ -28,7 +28,7 @@ from sqlalchemy import (
 from clparse.store.engine import APPLICATION_ID  # noqa: F401
 
 #: Newest schema revision this clparse knows (the Alembic head).
-SCHEMA_REVISION = "0009"
+SCHEMA_REVISION = "0010"
 
 #: How every ``*_at`` column stores a time (clparse.store.stamps.now).
 _STAMP = "UTC, ISO 8601 to the second (2026-01-31T12:00:00+00:00)"
@@ -451,6 +451,41 @@ combination_members = Table(
     Column("dev_f1", Float, nullable=False,
            comment="The member's own 1-best labelled F1 (%) on the dev set."),
     comment="The members of a combination, in order. Revision 0009.",
+)
+
+tag_choosers = Table(
+    "tag_choosers", metadata,
+    Column("id", Integer, primary_key=True, comment="Chooser id; parse uses the latest one fitted at its Θ̂."),
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, comment="The run."),
+    Column("theta", String, nullable=False,
+           comment="The Θ̂ of the model it was fitted with: the number as Python writes it (repr), or a JSON "
+                   "object of per-label Θ̂. parse uses it with that model only."),
+    Column("beam", Integer, nullable=False, comment="The beam the dev set was parsed with."),
+    Column("max_pops", Integer, nullable=False, comment="The pop cap the dev set was parsed with."),
+    Column("alternatives", Integer, nullable=False,
+           comment="Taggings tried per sentence besides the best (parse --tag-alternatives)."),
+    Column("weights_json", Text, nullable=False,
+           comment="JSON object: the logistic regression's weight of each input (bias, lowest, loss, "
+                   "certainty; docs/tagger.md), in that order."),
+    Column("sentences", Integer, nullable=False, comment="Dev sentences parsed."),
+    Column("pairs", Integer, nullable=False,
+           comment="Taggings it was fitted on: other taggings whose parse's sentence F1 differs from the "
+                   "best tagging's."),
+    Column("f1_best", Float, nullable=False,
+           comment="Dev F1 (%, gold tags put back on the leaves) of the best tagging's parses alone."),
+    Column("f1_rule", Float, nullable=False,
+           comment="Dev F1 of the parses the search's own key chooses (parse without a chooser)."),
+    Column("f1_chooser", Float, nullable=False,
+           comment="Dev F1 of the parses this chooser chooses (in sample)."),
+    Column("f1_two_fold", Float, nullable=False,
+           comment="Dev F1 of a chooser fitted on every other sentence and scored on the rest, both ways: "
+                   "what to expect on new text."),
+    Column("seconds", Float, nullable=False,
+           comment="Wall time of parsing the dev set and fitting, in seconds."),
+    Column("clparse_version", String, nullable=False, comment="The clparse version that fitted it."),
+    Column("created_at", String, nullable=False, comment=f"When it was stored; {_STAMP}."),
+    comment="How parse chooses among the taggings of untagged input (`clparse calibrate-tags`): a logistic "
+            "regression fitted on the run's dev set at one Θ̂. Revision 0010.",
 )
 
 

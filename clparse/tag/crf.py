@@ -116,6 +116,13 @@ class _Trainer(pycrfsuite.Trainer):  # type: ignore[misc]
     def on_end(self, log: str) -> None: ...
 
 
+def _log_ratio(p_best: float, p_other: float) -> float:
+    """log(p_best / p_other), finite: a marginal CRFsuite gives as 0 counts as the smallest positive
+    double."""
+    tiny = 5e-324
+    return math.log(max(p_best, tiny)) - math.log(max(p_other, tiny))
+
+
 class CrfTagger:
     """Linear-chain CRF POS tagger (CRFsuite), trained locally; bytes in and out."""
 
@@ -250,25 +257,33 @@ class CrfTagger:
         second most probable tag, for the words whose best tag has a marginal probability below
         ``threshold``, least sure first (ties: the earlier word). For parsing several taggings and
         keeping the best parse (``SearchOptions.tag_alternatives``)."""
+        return [tags for tags, _ in self.scored_alternatives(words, count, threshold)]
+
+    def scored_alternatives(self, words: Sequence[str], count: int,
+                            threshold: float = UNSURE) -> list[tuple[list[str], float]]:
+        """:meth:`alternatives`, each with the tagger's certainty against it: log(p_best / p_other), the
+        marginal probabilities of the best tagging's tag and of the swapped-in one at the swapped word
+        (0 for the best tagging itself). The tag chooser (:mod:`clparse.tag.choice`) weighs it."""
         words = checked_words(words)
         with self._lock:
             best = self.tag(words)
             if count < 1 or not words:
-                return [best]
+                return [(best, 0.0)]
             # tag() has just set this sentence's attributes on the CRFsuite tagger: marginals read them
-            unsure: list[tuple[float, int, str]] = []
+            unsure: list[tuple[float, int, str, float]] = []
             for t in range(len(words)):
                 ranked = sorted(((self._tagger.marginal(label, t), label) for label in self._labels),
                                 key=lambda pair: -pair[0])  # stable: equal marginals keep label order
                 if ranked[0][0] < threshold and len(ranked) > 1:
-                    other = ranked[1][1] if ranked[0][1] == best[t] else ranked[0][1]
-                    unsure.append((ranked[0][0], t, other))
+                    other, p_other = ranked[1][::-1] if ranked[0][1] == best[t] else ranked[0][::-1]
+                    p_best = self._tagger.marginal(best[t], t)
+                    unsure.append((ranked[0][0], t, other, _log_ratio(p_best, p_other)))
         unsure.sort(key=lambda entry: (entry[0], entry[1]))
-        taggings = [best]
-        for _, t, other in unsure[:count]:
+        taggings = [(best, 0.0)]
+        for _, t, other, certainty in unsure[:count]:
             tags = list(best)
             tags[t] = other
-            taggings.append(tags)
+            taggings.append((tags, certainty))
         return taggings
 
     def tag_many(self, sentences: Iterable[Sequence[str]]) -> list[list[str]]:

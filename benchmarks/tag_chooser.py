@@ -1,0 +1,93 @@
+"""The fitted tag chooser against parse's rule, on sentences it was not fitted on (two-fold).
+
+Usage: python benchmarks/tag_chooser.py --db RUN.sqlite [--theta best] [--beam 100] [--alternatives 3]
+                                        [--out DIR] [--limit N]
+
+Every dev sentence stored in the database is parsed from each tagging ``parse`` tries for untagged input
+(``clparse.calibrate.tag_chooser.parse_taggings``, as ``clparse calibrate-tags`` does), then one parse per
+sentence is kept under each way of choosing, and scored (EVALB, gold tags put back on the leaves so that
+every sentence counts, as ``calibrate --tags tagger`` scores):
+
+* the best tagging alone (``parse --tag-alternatives 0``);
+* the search's rule (``parse --no-tag-chooser``): the tagging whose parse the search's key ranks first;
+* the chooser, two-fold: fitted on every other sentence and applied to the rest, both ways (what a chooser
+  fitted on dev does on text it has not seen; ``calibrate-tags`` stores the fit on every sentence);
+* the oracle: the tagging whose parse has the best sentence F1 (reads the gold tree).
+
+Then the paired shuffling test (``clparse compare``'s, 10,000 trials) of the two-fold chooser against the
+rule. ``--out`` writes each row's trees (gold tags put back) and the gold trees as PTB files. Nothing is
+asserted; results in docs/tagger.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from clparse.calibrate.run import dev_trees
+from clparse.calibrate.tag_chooser import parse_taggings, two_fold_picks
+from clparse.evaluate import EvalbParams, evaluate
+from clparse.evaluate.significance import compare
+from clparse.parser import Parser, rule_pick
+from clparse.preprocess.pipeline import sentence_length
+from clparse.read.ptb import format_tree
+from clparse.tag.choice import theta_key
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--db", type=Path, required=True)
+    ap.add_argument("--theta", default="best")
+    ap.add_argument("--beam", type=int, default=100)
+    ap.add_argument("--alternatives", type=int, default=3)
+    ap.add_argument("--out", type=Path, default=None, help="write each row's trees here")
+    ap.add_argument("--limit", type=int, default=None, help="only the first N dev sentences")
+    args = ap.parse_args(argv)
+    theta = args.theta if args.theta == "best" else float(args.theta)
+    parser = Parser.from_db(args.db, theta=theta, beam=args.beam, tag_alternatives=args.alternatives,
+                            tag_chooser=False)
+    gold = dev_trees(args.db)[:args.limit]
+    start = time.process_time()
+    sentences = parse_taggings(parser, gold)
+    assert sentences is not None
+    seconds = time.process_time() - start
+    params = EvalbParams(max_errors=len(gold) + 1)
+    key = theta_key(parser.model.theta, parser.model.label_thetas)
+    rows = {
+        "the best tagging alone": [0] * len(sentences),
+        "the search's rule (parse --no-tag-chooser)": [rule_pick(s.options, "maxmin") for s in sentences],
+        "the fitted chooser, two-fold": two_fold_picks(sentences, key, args.beam),
+        "oracle: the tagging with the best sentence F1": [max(range(len(s.f1)), key=lambda k: (s.f1[k], -k))
+                                                          for s in sentences],
+    }
+    short = [i for i, tree in enumerate(gold) if sentence_length(tree) <= 15]
+    taggings = sum(len(s.options) for s in sentences) / len(sentences)
+    print(f"{args.db.name} at theta {args.theta} (model {parser.model.theta:g}), beam {args.beam}, "
+          f"{len(gold):,} stored dev sentences, up to {args.alternatives} alternatives ({taggings:.2f} "
+          f"taggings per sentence); parsed in {seconds:.0f} CPU s\n")
+    print("| taggings chosen by | F1 | F1 <= 15 words | sentences not on the best tagging |")
+    print("|---|---|---|---|")
+    evaluations = {}
+    for name, picks in rows.items():
+        trees = [s.options[k][0].tree for s, k in zip(sentences, picks)]
+        evaluations[name] = evaluate(gold, trees, params)
+        subset = evaluate([gold[i] for i in short], [trees[i] for i in short], params).all.f1
+        print(f"| {name} | {evaluations[name].all.f1:.2f} | {subset:.2f} | {sum(k != 0 for k in picks):,} |")
+        if args.out is not None:
+            args.out.mkdir(parents=True, exist_ok=True)
+            slug = name.split(":")[0].split(" (")[0].replace("'", "").replace(" ", "-").replace(",", "")
+            (args.out / f"{slug}.ptb").write_text("".join(format_tree(t) + "\n" for t in trees))
+    if args.out is not None:
+        (args.out / "gold.ptb").write_text("".join(format_tree(t) + "\n" for t in gold))
+    names = list(rows)
+    result = compare(evaluations[names[2]], evaluations[names[1]])
+    print(f"\nthe chooser (two-fold) against the rule, paired shuffling test ({result.trials:,} trials, "
+          f"{result.sentences:,} sentences):")
+    for m in result.metrics:
+        print(f"  {m.metric:<10} {m.a:6.2f} {m.b:6.2f} {m.difference:+6.2f}  p = {m.p_value:.4f}")
+
+
+if __name__ == "__main__":
+    main()

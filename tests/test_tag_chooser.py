@@ -1,0 +1,246 @@
+"""The tag chooser: fitted on dev by `clparse calibrate-tags`, used by parse to choose among taggings."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from clparse import api
+from clparse.calibrate import tag_chooser
+from clparse.calibrate.run import dev_trees
+from clparse.calibrate.tag_chooser import fit_logistic
+from clparse.data import sample_path
+from clparse.output import ParsedTree, ParseResult
+from clparse.parser import Parser, rule_pick
+from clparse.read import read_trees
+from clparse.read.ptb import parse_tree
+from clparse.tag.choice import FEATURES, TagChooser, pair_features, probability, theta_key
+from clparse.tag.crf import CrfTagger
+from tests.conftest import invoke_cli, read_rows
+
+
+def result(confidences: tuple[float, ...], flat: bool = False) -> ParseResult:
+    tree = parse_tree("(ROOT (NP (DT a) (NN b)))")
+    parsed = ParsedTree(tree, None if flat else 0.0, () if flat else tuple(sorted(confidences)))
+    return ParseResult(tree, [("a", "DT"), ("b", "NN")], "flat" if flat else None, trees=[parsed])
+
+
+def loss(z: float) -> float:
+    return math.log(1.0 + math.exp(-z))
+
+
+# ---------------------------------------------------------------- the chooser's inputs, worked by hand
+
+def test_pair_features_worked_by_hand() -> None:
+    best, other = result((-0.5, 1.0, 2.0)), result((0.2, 1.5))
+    bias, lowest, summed, certainty = pair_features(best, other, 0.75)  # type: ignore[misc]
+    assert bias == 1.0 and certainty == 0.75
+    assert lowest == pytest.approx(0.2 - (-0.5))
+    # ln(1 + e^0.5) + ln(1 + e^-1) + ln(1 + e^-2) - ln(1 + e^-0.2) - ln(1 + e^-1.5)
+    assert summed == pytest.approx(0.974077 + 0.313262 + 0.126928 - 0.598139 - 0.201413, abs=1e-5)
+    assert summed == pytest.approx(loss(-0.5) + loss(1.0) + loss(2.0) - loss(0.2) - loss(1.5))
+
+
+def test_a_flat_parse_on_either_side_has_no_inputs() -> None:
+    assert pair_features(result((), flat=True), result((1.0,)), 0.1) is None
+    assert pair_features(result((1.0,)), result((), flat=True), 0.1) is None
+
+
+def test_probability_is_the_logistic_function_without_overflow() -> None:
+    assert probability((1.0, 2.0), (0.5, 0.25)) == pytest.approx(1 / (1 + math.exp(-1.0)))
+    assert probability((1.0,), (1000.0,)) == 1.0
+    assert probability((1.0,), (-1000.0,)) == 0.0
+
+
+def test_pick_keeps_the_most_probable_other_tagging_above_one_half_else_the_best() -> None:
+    # weights on certainty alone: p = σ(-certainty), so a negative certainty is above one half
+    chooser = TagChooser((0.0, 0.0, 0.0, -1.0), "3.0", 100)
+    best = result((1.0,))
+    assert chooser.pick([(best, 0.0), (result((1.0,)), 0.5), (result((1.0,)), 2.0)]) == 0  # all below 1/2
+    assert chooser.pick([(best, 0.0), (result((1.0,)), -0.5), (result((1.0,)), -2.0)]) == 2  # the likelier
+    assert chooser.pick([(best, 0.0), (result((1.0,)), -1.0), (result((1.0,)), -1.0)]) == 1  # tie: earlier
+    assert chooser.pick([(best, 0.0), (result((), flat=True), -9.0)]) == 0  # a flat parse is never taken
+    assert chooser.pick([(result((), flat=True), 0.0), (result((1.0,)), -9.0)]) == 0  # nor weighed against
+
+
+def test_theta_key_is_exact_and_per_label_keys_are_sorted() -> None:
+    assert theta_key(8.00478140070345, None) == "8.00478140070345"
+    assert float(theta_key(0.1 + 0.2, None)) == 0.1 + 0.2
+    assert json.loads(theta_key(5.0, {"VP": 4.0, "NP": 5.0})) == {"NP": 5.0, "VP": 4.0}
+    assert theta_key(5.0, {"VP": 4.0, "NP": 5.0}) == theta_key(5.0, {"NP": 5.0, "VP": 4.0})
+
+
+# ---------------------------------------------------------------- the fit
+
+def test_fit_of_one_example_solves_its_equation() -> None:
+    # x = 1, y = 1, penalty 1: the minimum of ln(1 + e^-w) + w²/2 is where σ(w) - 1 + w = 0
+    lo, hi = 0.0, 1.0
+    for _ in range(200):  # bisection: an answer independent of Newton's method
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if 1 / (1 + math.exp(-mid)) - 1 + mid < 0 else (lo, mid)
+    (w,) = fit_logistic(np.array([[1.0]]), np.array([1.0]), penalty=1.0)
+    assert w == pytest.approx(lo, abs=1e-12)
+    assert w == pytest.approx(0.4011, abs=1e-4)  # σ(0.4011) = 0.5989 = 1 - 0.4011
+
+
+def test_fit_of_balanced_labels_on_one_input_is_zero() -> None:
+    w = fit_logistic(np.array([[1.0], [1.0]]), np.array([1.0, 0.0]), penalty=3.0)
+    assert w.tolist() == [0.0]
+
+
+def test_fit_of_nothing_is_zero_weights() -> None:
+    assert fit_logistic(np.zeros((0, 4)), np.zeros(0)).tolist() == [0.0] * 4
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(min_value=1, max_value=30), st.integers(min_value=0, max_value=2**31 - 1),
+       st.floats(min_value=0.1, max_value=10.0))
+def test_fit_is_the_minimum_its_gradient_vanishes(rows: int, seed: int, penalty: float) -> None:
+    rng = np.random.default_rng(seed)
+    x = np.column_stack([np.ones(rows), rng.normal(size=(rows, 3)) * 3])
+    y = (rng.random(rows) < 0.5).astype(float)
+    w = fit_logistic(x, y, penalty)
+    p = 1 / (1 + np.exp(-(x @ w)))
+    assert np.max(np.abs(x.T @ (p - y) + penalty * w)) < 1e-8
+
+    def objective(v: np.ndarray) -> float:
+        return float(np.sum(np.logaddexp(0, -(x @ v)) * y + np.logaddexp(0, x @ v) * (1 - y))
+                     + penalty / 2 * v @ v)
+
+    for direction in np.eye(4):  # no step along any axis lowers it
+        assert objective(w) <= min(objective(w + 1e-4 * direction), objective(w - 1e-4 * direction)) + 1e-12
+
+
+# ---------------------------------------------------------------- the tagger's certainty
+
+def test_scored_alternatives_are_the_alternatives_with_the_marginals_log_ratio(trained_db: Path) -> None:
+    tagger = Parser.from_db(trained_db, theta=3.0).tagger
+    assert isinstance(tagger, CrfTagger)
+    seen = 0
+    for tree in list(read_trees(sample_path("dev")))[:20]:
+        words = [w for w, t in tree.tagged_words() if t != "-NONE-"]
+        scored = tagger.scored_alternatives(words, 3)
+        assert [tags for tags, _ in scored] == tagger.alternatives(words, 3)
+        marginals = tagger.marginals(words)
+        best = scored[0][0]
+        assert scored[0][1] == 0.0
+        for tags, certainty in scored[1:]:
+            (t,) = [i for i, (a, b) in enumerate(zip(tags, best)) if a != b]
+            assert certainty == pytest.approx(math.log(marginals[t][best[t]] / marginals[t][tags[t]]))
+            # (it may be below 0: the best tagging is Viterbi's, whose tag need not have the larger marginal)
+            seen += 1
+    assert seen > 5
+
+
+# ---------------------------------------------------------------- fitted, stored, used
+
+@pytest.fixture
+def fitted(db_copy: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, tag_chooser.ChooserFit]:
+    monkeypatch.setattr(tag_chooser, "MIN_PAIRS", 1)  # the sample's dev set is small
+    fit = api.calibrate_tags(db_copy, 3.0, beam=4, alternatives=3)
+    assert fit is not None and fit.chooser_id is not None
+    return db_copy, fit
+
+
+def test_the_fit_is_stored_with_its_scores(fitted: tuple[Path, tag_chooser.ChooserFit]) -> None:
+    db, fit = fitted
+    [(theta, beam, alternatives, weights_json, sentences, pairs, f1s)] = read_rows(
+        db, "SELECT theta, beam, alternatives, weights_json, sentences, pairs, "
+            "f1_best || ' ' || f1_rule || ' ' || f1_chooser || ' ' || f1_two_fold FROM tag_choosers")
+    assert (theta, beam, alternatives) == ("3.0", 4, 3)
+    weights = json.loads(weights_json)
+    assert list(weights) == list(FEATURES) and weights == fit.weights
+    assert sentences == fit.sentences == len(dev_trees(db)) and pairs == fit.pairs >= 1
+    assert [float(f) for f in f1s.split()] == [fit.f1_best, fit.f1_rule, fit.f1_chooser, fit.f1_two_fold]
+    assert all(0 < f <= 100 for f in (fit.f1_best, fit.f1_rule, fit.f1_chooser, fit.f1_two_fold))
+
+
+def test_parse_chooses_by_the_stored_chooser_at_its_theta(
+        fitted: tuple[Path, tag_chooser.ChooserFit]) -> None:
+    db, fit = fitted
+    parser = Parser.from_db(db, theta=3.0, beam=4)
+    assert parser.chooser is not None and parser.chooser_note is None
+    assert parser.chooser.weights == tuple(fit.weights.values())
+    assert "tag chooser" in api.describe_parser(parser)
+    moved = differs = 0
+    for tree in read_trees(sample_path("dev")):
+        words = [w for w, t in tree.tagged_words() if t != "-NONE-"]
+        options = parser.tagging_parses(words)
+        index = parser.chooser.pick(options)
+        got = parser.parse(words)
+        assert str(got.tree) == str(options[index][0].tree) and got.tagged == options[index][0].tagged
+        moved += index != 0
+        differs += index != rule_pick(options, "maxmin")
+    assert moved + differs > 0  # the chooser did choose something somewhere (else the test shows nothing)
+
+
+def test_another_theta_or_the_sum_aggregator_keeps_the_searchs_rule(
+        fitted: tuple[Path, tag_chooser.ChooserFit]) -> None:
+    db, _ = fitted
+    other = Parser.from_db(db, theta=4.0, beam=4)
+    assert other.chooser is None and other.chooser_note is not None and "3.0" in other.chooser_note
+    summed = Parser.from_db(db, theta=3.0, beam=4, aggregator="sum")
+    for tree in list(read_trees(sample_path("dev")))[:10]:
+        words = [w for w, t in tree.tagged_words() if t != "-NONE-"]
+        options = other.tagging_parses(words)
+        assert str(other.parse(words).tree) == str(options[rule_pick(options, "maxmin")][0].tree)
+        options = summed.tagging_parses(words)
+        assert str(summed.parse(words).tree) == str(options[rule_pick(options, "sum")][0].tree)
+
+
+def test_parse_jobs_use_the_chooser_too(fitted: tuple[Path, tag_chooser.ChooserFit], tmp_path: Path) -> None:
+    db, _ = fitted
+    lines = [" ".join(w for w, t in tree.tagged_words() if t != "-NONE-") for tree in read_trees(
+        sample_path("dev"))]
+    text = tmp_path / "dev.txt"
+    text.write_text("\n".join(lines) + "\n")
+    one = invoke_cli(["parse", "--db", db, "--theta", 3.0, "--beam", 4, text])
+    two = invoke_cli(["parse", "--db", db, "--theta", 3.0, "--beam", 4, "--jobs", 2, text])
+    assert one.exit_code == 0 and two.exit_code == 0, (one.stderr, two.stderr)
+    assert one.stdout == two.stdout
+    parser = Parser.from_db(db, theta=3.0, beam=4)
+    assert one.stdout.splitlines() == [str(parser.parse(line).tree) for line in lines]
+    assert "tag chooser" in one.stderr
+    noted = invoke_cli(["parse", "--db", db, "--theta", 4.0, "--beam", 4, text])
+    assert noted.exit_code == 0 and "note: the tag chooser was fitted at Θ̂ 3.0" in noted.stderr
+
+
+def test_stopped_before_the_end_stores_nothing(db_copy: Path) -> None:
+    assert api.calibrate_tags(db_copy, 3.0, beam=4, should_stop=lambda: True) is None
+    assert read_rows(db_copy, "SELECT count(*) FROM tag_choosers") == [(0,)]
+
+
+def test_the_command_says_what_it_measured_and_refuses_bad_settings(db_copy: Path) -> None:
+    done = invoke_cli(["calibrate-tags", "--db", db_copy, "--theta", 3.0, "--beam", 4])
+    assert done.exit_code == 0, done.stderr
+    assert "best tagging alone" in done.stdout and "two-fold" in done.stdout
+    stored = read_rows(db_copy, "SELECT count(*) FROM tag_choosers")[0][0]
+    assert ("stored tag chooser" in done.stdout) == (stored == 1)
+    assert ("nothing stored" in done.stdout) == (stored == 0)
+    for args, word in ((["--tag-alternatives", 0], "--tag-alternatives"), (["--beam", 0], "--beam"),
+                       (["--theta", "0"], "--theta")):
+        bad = invoke_cli(["calibrate-tags", "--db", db_copy, *args])
+        assert bad.exit_code == 2 and word in bad.stderr
+    with pytest.raises(api.ParameterError, match="alternatives"):
+        api.calibrate_tags(db_copy, 3.0, alternatives=0)
+
+
+def test_a_perceptron_tagger_is_refused_in_one_line(tmp_path: Path) -> None:
+    from clparse.examples.prepare import PrepareSettings, prepare
+    from clparse.store.database import init_database
+    from clparse.train import StopRule, train
+
+    path = init_database(tmp_path / "p.sqlite")
+    prepare(path, [sample_path("train")], [sample_path("dev")],
+            PrepareSettings(max_words=8, tagger="perceptron", tagger_iterations=5))
+    train(path, rule=StopRule(until_theta=20.0))
+    refused = invoke_cli(["calibrate-tags", "--db", path, "--theta", 20.0])
+    assert refused.exit_code == 1 and "not the CRF" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert read_rows(path, "SELECT count(*) FROM tag_choosers") == [(0,)]

@@ -1,6 +1,6 @@
 """Rebuild the old-schema databases in this folder with the clparse code of their own time.
 
-For every schema revision older than the head (0001 .. 0007), this script
+For every schema revision older than the head (0001 .. 0009), this script
 
 1. finds in git the last commit whose newest migration is that revision (the parent of the
    commit that added the next migration file),
@@ -43,7 +43,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
-OLD_REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006", "0007")
+OLD_REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009")
 
 TRAIN_SENTENCES = 8
 DEV_SENTENCES = 6
@@ -319,12 +319,22 @@ def build(revision: str, db: str, record: str, train: str, dev: str) -> None:
         parses: list[dict[str, object]] = []
         info["parses"] = parses
         points: list[float | str] = [*chosen, "best"]
+        import dataclasses
+
+        from clparse.parser import SearchOptions
+
+        alternatives = "tag_alternatives" in {f.name for f in dataclasses.fields(SearchOptions)}
         for point in points:
-            parser = Parser.from_db(db, point, beam=PARSE_BEAM)
+            # the stored tagger's best tagging alone, as parse did before it also tried other taggings
+            best_alone = {"tag_alternatives": 0} if alternatives else {}
+            parser = Parser.from_db(db, point, beam=PARSE_BEAM, **best_alone)
             gold_tags = [str(parser.parse_tagged(sentence)) for sentence in tagged]
-            # the stored tagger's tags
             tagger = [str(parser.parse([w for w, _ in sentence])) for sentence in tagged]
             parses.append({"theta": point, "beam": PARSE_BEAM, "gold_tags": gold_tags, "tagger": tagger})
+            if alternatives:  # and parse's default then: other taggings too, the best-scoring parse kept
+                default = Parser.from_db(db, point, beam=PARSE_BEAM)
+                parses[-1]["tagger_default"] = [str(default.parse([w for w, _ in sentence]))
+                                                for sentence in tagged]
 
     vacuum(db)
     info["row_counts"] = row_counts(db)

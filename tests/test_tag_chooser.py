@@ -244,3 +244,14 @@ def test_a_perceptron_tagger_is_refused_in_one_line(tmp_path: Path) -> None:
     assert refused.exit_code == 1 and "not the CRF" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
     assert read_rows(path, "SELECT count(*) FROM tag_choosers") == [(0,)]
+
+
+def test_report_lists_the_stored_choosers(fitted: tuple[Path, tag_chooser.ChooserFit]) -> None:
+    db, fit = fitted
+    text = api.report(db) if read_rows(db, "SELECT count(*) FROM calibrations")[0][0] else None
+    shown = invoke_cli(["report", "--db", db])
+    assert shown.exit_code == 0, shown.stderr
+    assert "tag choosers" in shown.stdout
+    row = [line for line in shown.stdout.splitlines() if line.split()[:2] == [str(fit.chooser_id), "3"]]
+    assert len(row) == 1 and row[0].split()[-2:] == [f"{fit.f1_chooser:.2f}", f"{fit.f1_two_fold:.2f}"]
+    assert text is None or "tag choosers" in text

@@ -53,7 +53,8 @@ def _calibrations(db: str | Path) -> list[tuple[dict[str, Any], list[Any]]]:
 
 def format_report(db: str | Path, show_labels: bool = False) -> str:
     calibrations = _calibrations(db)
-    if not calibrations:
+    choosers = _choosers_block(db)
+    if not calibrations and not choosers:
         raise ConfigurationError(f"{db}: no calibration yet; run `clparse calibrate --db {db}`")
     store = Calibrations(Database.of(db, readonly=True))
     latest = store.latest_best()  # the calibration `--theta best` reads
@@ -69,7 +70,29 @@ def format_report(db: str | Path, show_labels: bool = False) -> str:
             blocks.append(per_label)
         if show_labels and row["best_theta"] is not None:
             blocks.append(_label_table(db, row["id"], row["best_theta"]))
+    if choosers:
+        blocks.append(choosers)
     return "\n\n".join(blocks)
+
+
+def _choosers_block(db: str | Path) -> str:
+    """The tag choosers `clparse calibrate-tags` stored (parse uses the latest at its Θ̂) and their dev F1s."""
+    from clparse.store.tag_choosers import fits
+
+    rows = fits(db)
+    if not rows:
+        return ""
+    header = (f"{'chooser':>7} {'Θ̂':>10} {'beam':>5} {'alt.':>4} {'pairs':>6} {'best':>6} {'search':>6} "
+              f"{'chooser':>7} {'2-fold':>6}")
+    lines = ["tag choosers (dev F1 from raw tokens, gold tags put back: the best tagging alone, the search's "
+             "choice, the chooser in sample and two-fold)", header, "-" * len(header)]
+    for row in rows:
+        theta = str(row["theta"])
+        shown = "per label" if theta.startswith("{") else f"{float(theta):.4g}"
+        lines.append(f"{row['id']:>7} {shown:>10} {row['beam']:>5} {row['alternatives']:>4} "
+                     f"{row['pairs']:>6} {row['f1_best']:>6.2f} {row['f1_rule']:>6.2f} "
+                     f"{row['f1_chooser']:>7.2f} {row['f1_two_fold']:>6.2f}")
+    return "\n".join(lines)
 
 
 def _best_use(calibration_id: int, latest: tuple[int, float] | None, store: Calibrations) -> str:

@@ -45,3 +45,13 @@ def write(db: Database | str | Path, chooser: StoredChooser) -> int:
             clparse_version=chooser.clparse_version, created_at=now())).inserted_primary_key
     assert key is not None
     return int(key[0])
+
+
+def fits(db: Database | str | Path) -> list[dict[str, object]]:
+    """Every stored chooser, oldest first, as a row of ``tag_choosers`` (weights as a dict)."""
+    t = schema.tag_choosers
+    with Database.of(db, readonly=True).reading() as connection:
+        rows = [dict(row) for row in connection.execute(sa.select(t).order_by(t.c.id)).mappings()]
+    for row in rows:
+        row["weights"] = json.loads(str(row.pop("weights_json")))
+    return rows

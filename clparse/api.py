@@ -441,10 +441,36 @@ def calibrate_tags(db: PathLike, theta: float | str = "best", *, beam: int | Non
         raise ParameterError("alternatives", f"must be a whole number ≥ 1 (taggings to choose among besides "
                                              f"the best), got {alternatives!r}")
     SearchOptions(beam=beam, max_pops=max_pops, tag_alternatives=alternatives)  # refuses a bad beam, pop cap
+    _check_tag_chooser_fit(db)  # before the upgrade below, which copies the whole file first
     guard_writable(db)  # the chooser is stored
     check_database(db, upgrade=True, echo=echo)  # a writer: an older schema is upgraded first
-    check_calibration(db, ())  # no dev sentences: said before the parser loads
     return fit_tag_chooser(db, theta, beam, max_pops, alternatives, on_sentence, should_stop)
+
+
+def _check_tag_chooser_fit(db: PathLike) -> None:
+    """What ``calibrate_tags`` needs that a quick read can tell, from a database of any schema: a run with
+    a dev split and a CRF tagger (a combination or a perceptron has no taggings to choose among)."""
+    import apsw
+
+    from clparse.store import reading
+    from clparse.store.database import Database
+
+    with Database(db, readonly=True, allow_older=True) as database, database.raw() as connection:
+        combined = reading.combination_error(connection, database.path)
+        if combined is not None:
+            raise combined
+        reading.run(connection, database.path)  # no prepared run: "run clparse prepare"
+        dev = connection.execute("SELECT EXISTS (SELECT 1 FROM sentences WHERE split = 'dev')").fetchone()
+        if not dev or not dev[0]:
+            raise ConfigurationError(f"{db} has no dev sentences (prepare was given no --dev): the tag "
+                                     "chooser is fitted on the stored dev split; prepare again with --dev")
+        try:
+            kinds = [kind for (kind,) in connection.execute("SELECT kind FROM taggers")]
+        except apsw.SQLError:  # before schema 0006: every stored tagger was a perceptron
+            kinds = ["perceptron"]
+    if kinds != ["crf"]:
+        raise ConfigurationError(f"{db}: its stored tagger is not the CRF, which alone gives other taggings "
+                                 "to choose among (prepare again with --tagger crf, the default)")
 
 
 def calibrate_per_label(db: PathLike, *, settings: CalibrationSettings | None = None, passes: int = 2,
@@ -537,6 +563,8 @@ def open_parser(db: PathLike, theta: float | str = "best", *, beam: int | None =
             theta = float(theta)  # a numpy number (numpy.float32 is no float): the Θ̂ of its value
     if not isinstance(kbest, int) or kbest < 1:
         raise ParameterError("kbest", f"must be a whole number ≥ 1, got {kbest!r}")
+    if not isinstance(tag_chooser, bool):  # "no" would have turned it on
+        raise ParameterError("tag_chooser", f"must be True or False, got {tag_chooser!r}")
     if checked:
         return _open_parser(db, theta, beam=beam, max_pops=max_pops, aggregator=aggregator,
                             max_words=max_words, kbest=kbest, tag_alternatives=tag_alternatives,
@@ -589,17 +617,18 @@ def _open_parser(db: PathLike, theta: float | str, *, beam: int | None, max_pops
         raise ParameterError("tag_alternatives", f"must be a whole number ≥ 0, got {tag_alternatives!r}")
     return Parser.from_db(db, theta=theta, beam=beam, max_pops=max_pops, aggregator=aggregator,
                           max_words=max_words, kbest=kbest, tag_alternatives=tag_alternatives,
-                          tag_chooser=bool(tag_chooser))
+                          tag_chooser=tag_chooser)
 
 
-def describe_parser(parser: Parser) -> str:
-    """One line on what parses: the Θ̂, labels and splits of a parser, or a combination's members."""
+def describe_parser(parser: Parser, untagged: bool = True) -> str:
+    """One line on what parses: the Θ̂, labels and splits of a parser, or a combination's members; for
+    ``untagged`` input, whether a fitted tag chooser picks among the taggings."""
     stored = getattr(parser, "stored", None)
     if stored is not None:  # a CombinedParser
         return (f"combination of {len(stored.members)} parsers (K = {stored.k}, ρ = {stored.threshold:.3g}, "
                 f"dev F1 {stored.dev_f1:.2f})")
     shown = "per label" if parser.model.label_thetas else f"{parser.model.theta:g}"
-    chooser = "; taggings chosen by the fitted tag chooser" if parser.chooser is not None else ""
+    chooser = "; taggings chosen by the fitted tag chooser" if untagged and parser.active_chooser else ""
     return f"parser at Θ̂ = {shown}: {len(parser.model.labels)} labels, {parser.model.splits} splits{chooser}"
 
 
@@ -673,9 +702,10 @@ def parse(db: PathLike | Parser, files: Sequence[str] = ("-",), input_format: st
     """Parse every sentence of ``files`` in order; a flat fallback tree is reported through ``warn``, and
     it and each greedy completion at the pop cap are counted in ``tally`` (completions are not warned
     about one by one: ``parse`` says how many at the end). ``search``: beam, max_pops, aggregator,
-    max_words, kbest, tag_alternatives, as :func:`open_parser` takes them; ``db`` may also be a parser
-    already open, which parses with its own Θ̂ and search (``theta`` or ``search`` beside it are refused). Each
-    result serialises with ``result.to_dict()`` (``parse --format json``; :mod:`clparse.output`).
+    max_words, kbest, tag_alternatives, tag_chooser, as :func:`open_parser` takes them; ``db`` may also be a
+    parser already open, which parses with its own Θ̂ and search (``theta`` or ``search`` beside it are
+    refused). Each result serialises with ``result.to_dict()`` (``parse --format json``;
+    :mod:`clparse.output`).
 
     ``jobs`` > 1 parses in that many processes (:mod:`clparse.parse_jobs`): forks of this one holding its
     parser where the system allows (Linux, the BSDs), else interpreters each rebuilding the parser from

@@ -22,6 +22,8 @@ serialisation and the output formats: :mod:`clparse.output` (docs/output.md).
 from __future__ import annotations
 
 import io
+import json
+import math
 import numbers
 import os
 import threading
@@ -30,7 +32,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clparse.errors import ConfigurationError, ParameterError
+from clparse.errors import ConfigurationError, DatabaseError, ParameterError
 from clparse.features.numba_start import lean_cache_loads
 from clparse.features.state import leaf_items
 from clparse.output import ParsedTree, ParseResult, score_value  # ParseResult: re-exported, its old home
@@ -44,7 +46,7 @@ from clparse.search.brackets import BracketedScorer, BracketError, Brackets
 from clparse.search.restore import flat_tree, item_tree, restore_tokens
 from clparse.store import reading
 from clparse.store.database import Database
-from clparse.tag.choice import TagChooser, theta_key
+from clparse.tag.choice import FEATURES, TagChooser, theta_key
 
 if TYPE_CHECKING:  # the tagger's modules read the database through SQLAlchemy: imported when a tagger is
     from clparse.tag.stored import PosTagger
@@ -180,19 +182,38 @@ def _rank(result: ParseResult, aggregator: str) -> tuple[int, tuple[float, ...]]
     return 0, (-best.score,)
 
 
-def _stored_chooser(connection: Any, model: ParserModel) -> tuple[TagChooser | None, str | None]:
+def _stored_chooser(connection: Any, path: Path, model: ParserModel) -> tuple[TagChooser | None, str | None]:
     """The run's latest tag chooser fitted at the model's Θ̂, or None and, if choosers were fitted at other
-    Θ̂ only, a note saying so."""
+    Θ̂ only, a note saying so. A stored row that is not a chooser's weights is refused in one line."""
     key = theta_key(model.theta, model.label_thetas)
     found = reading.tag_chooser(connection, key)
     if found is not None:
-        weights, beam = found
-        return TagChooser(weights, key, beam), None
+        chooser_id, weights_json, beam = found
+        try:
+            weights = json.loads(weights_json)
+            values = tuple(float(weights[name]) for name in FEATURES)
+            usable = list(weights) == list(FEATURES) and all(math.isfinite(v) for v in values)
+        except (ValueError, TypeError, KeyError):
+            usable = False
+        if not usable:
+            raise DatabaseError(f"{path}: tag chooser {chooser_id} is damaged (its weights_json is not the "
+                                f"weights of {', '.join(FEATURES)}); fit it again with `clparse "
+                                f"calibrate-tags --db {path}`, or parse with --no-tag-chooser")
+        return TagChooser(values, key, beam), None
     fitted = reading.tag_chooser_thetas(connection)
     if not fitted:
         return None, None
     return None, (f"the tag chooser was fitted at Θ̂ {', '.join(fitted)}, not this one: choosing among "
                   "taggings by the search's score instead (run `clparse calibrate-tags` at this Θ̂)")
+
+
+def pick_parse(options: Sequence[tuple[ParseResult, float]], chooser: TagChooser | None,
+               aggregator: str) -> int:
+    """Which of a sentence's tagging parses ``parse`` keeps: the tag chooser's pick (fitted on max-min
+    scores, so with that aggregator only), else, or when the best tagging's parse is a flat tree, the
+    search's own rule (:func:`rule_pick`)."""
+    picked = chooser.pick(options) if chooser is not None and aggregator == "maxmin" else None
+    return picked if picked is not None else rule_pick(options, aggregator)
 
 
 def rule_pick(options: Sequence[tuple[ParseResult, float]], aggregator: str) -> int:
@@ -322,8 +343,11 @@ class Parser:
     def load_chooser(self, database: Database) -> None:
         """Use the run's tag chooser fitted at this model's Θ̂, if any (:attr:`chooser`; else
         :attr:`chooser_note` says if one was fitted at another Θ̂). :meth:`from_db` calls it."""
+        if not self.options.tag_chooser:  # not read at all: a damaged row cannot stop a parse without it
+            self.chooser, self.chooser_note = None, None
+            return
         with database.raw() as connection:
-            self.chooser, self.chooser_note = _stored_chooser(connection, self.model)
+            self.chooser, self.chooser_note = _stored_chooser(connection, database.path, self.model)
 
     def taggings(self, sentence: Sentence) -> list[list[tuple[str, str]]]:
         """The (word, tag) pairs to parse: the given tags, or the stored tagger's best tagging and, with
@@ -368,11 +392,17 @@ class Parser:
         options = self.tagging_parses(sentence, brackets)
         if len(options) == 1:
             return options[0][0]
-        # the chooser was fitted on max-min scores
-        use = self.options.tag_chooser and self.options.aggregator == "maxmin"
-        chooser = self.chooser if use else None
-        index = chooser.pick(options) if chooser is not None else rule_pick(options, self.options.aggregator)
-        return options[index][0]
+        return options[pick_parse(options, self.active_chooser, self.options.aggregator)][0]
+
+    @property
+    def active_chooser(self) -> TagChooser | None:
+        """The tag chooser untagged input is parsed with: the stored one, unless the options turn it off
+        (``tag_chooser`` False, no tag alternatives) or it cannot apply (the sum aggregator: it was fitted
+        on max-min scores)."""
+        options = self.options
+        if not options.tag_chooser or not options.tag_alternatives or options.aggregator != "maxmin":
+            return None
+        return self.chooser
 
     def tagging_parses(self, sentence: Sentence,
                        brackets: Brackets | None = None) -> list[tuple[ParseResult, float]]:

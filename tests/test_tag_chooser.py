@@ -17,7 +17,7 @@ from clparse.calibrate.run import dev_trees
 from clparse.calibrate.tag_chooser import fit_logistic
 from clparse.data import sample_path
 from clparse.output import ParsedTree, ParseResult
-from clparse.parser import Parser, rule_pick
+from clparse.parser import Parser, pick_parse, rule_pick
 from clparse.read import read_trees
 from clparse.read.ptb import parse_tree
 from clparse.tag.choice import FEATURES, TagChooser, pair_features, probability, theta_key
@@ -66,7 +66,14 @@ def test_pick_keeps_the_most_probable_other_tagging_above_one_half_else_the_best
     assert chooser.pick([(best, 0.0), (result((1.0,)), -0.5), (result((1.0,)), -2.0)]) == 2  # the likelier
     assert chooser.pick([(best, 0.0), (result((1.0,)), -1.0), (result((1.0,)), -1.0)]) == 1  # tie: earlier
     assert chooser.pick([(best, 0.0), (result((), flat=True), -9.0)]) == 0  # a flat parse is never taken
-    assert chooser.pick([(result((), flat=True), 0.0), (result((1.0,)), -9.0)]) == 0  # nor weighed against
+    # a flat best tagging's parse: nothing to weigh against, so the search's rule decides (any parse
+    # ranks above a flat tree), not the chooser, which would have kept the flat tree
+    flat_first = [(result((), flat=True), 0.0), (result((1.0,)), 9.0)]
+    assert chooser.pick(flat_first) is None
+    assert pick_parse(flat_first, chooser, "maxmin") == rule_pick(flat_first, "maxmin") == 1
+    assert pick_parse([(best, 0.0), (result((1.0,)), -2.0)], chooser, "maxmin") == 1
+    assert pick_parse([(best, 0.0), (result((2.0,)), -2.0)], chooser, "sum") == rule_pick(
+        [(best, 0.0), (result((2.0,)), -2.0)], "sum")  # fitted on max-min scores: not used with sum
 
 
 def test_theta_key_is_exact_and_per_label_keys_are_sorted() -> None:
@@ -255,3 +262,88 @@ def test_report_lists_the_stored_choosers(fitted: tuple[Path, tag_chooser.Choose
     row = [line for line in shown.stdout.splitlines() if line.split()[:2] == [str(fit.chooser_id), "3"]]
     assert len(row) == 1 and row[0].split()[-2:] == [f"{fit.f1_chooser:.2f}", f"{fit.f1_two_fold:.2f}"]
     assert text is None or "tag choosers" in text
+
+
+# ---------------------------------------------------------------- faults a review found (fixed)
+
+def test_a_failed_refit_names_the_chooser_still_in_force(fitted: tuple[Path, tag_chooser.ChooserFit],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    db, fit = fitted
+    monkeypatch.setattr(tag_chooser, "MIN_PAIRS", 10**9)
+    done = invoke_cli(["calibrate-tags", "--db", db, "--theta", 3.0, "--beam", 4])
+    assert done.exit_code == 0, done.stderr
+    assert f"parse still uses tag chooser {fit.chooser_id}, fitted earlier at this Θ̂" in done.stdout
+    assert "parse keeps the search's choice" not in done.stdout
+
+
+def test_the_stderr_line_says_chooser_only_when_it_chooses(fitted: tuple[Path, tag_chooser.ChooserFit],
+                                                           tmp_path: Path) -> None:
+    db, _ = fitted
+    text = tmp_path / "one.txt"
+    text.write_text("The dog barked .\n")
+    tagged = tmp_path / "one.tagged"
+    tagged.write_text("The/DT dog/NN barked/VBD ./.\n")
+    base = ["parse", "--db", db, "--theta", 3.0, "--beam", 4]
+    for extra, says in (([text], True), ([text, "--no-tag-chooser"], False),
+                        ([text, "--aggregator", "sum"], False), ([text, "--tag-alternatives", 0], False),
+                        ([tagged, "--input-format", "tagged"], False)):
+        done = invoke_cli([*base, *extra])
+        assert done.exit_code == 0, done.stderr
+        assert ("tag chooser" in done.stderr) == says, (extra, done.stderr)
+    assert Parser.from_db(db, theta=3.0, tag_chooser=False).active_chooser is None
+    assert Parser.from_db(db, theta=3.0, aggregator="sum").active_chooser is None
+    assert Parser.from_db(db, theta=3.0).active_chooser is not None
+
+
+def test_a_damaged_chooser_row_is_one_line_and_no_tag_chooser_still_parses(
+        fitted: tuple[Path, tag_chooser.ChooserFit], tmp_path: Path) -> None:
+    from tests.conftest import write_sql
+
+    db, _ = fitted
+    text = tmp_path / "one.txt"
+    text.write_text("The dog barked .\n")
+    for damaged in ("not json", '{"bias": 1}', '{"bias": 1, "lowest": 1, "loss": 1, "certainty": "x"}'):
+        write_sql(db, f"UPDATE tag_choosers SET weights_json = '{damaged}'")
+        done = invoke_cli(["parse", "--db", db, "--theta", 3.0, text])
+        assert done.exit_code == 1 and "tag chooser" in done.stderr and "damaged" in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+        plain = invoke_cli(["parse", "--db", db, "--theta", 3.0, "--no-tag-chooser", text])
+        assert plain.exit_code == 0 and plain.stdout.startswith("(ROOT")
+
+
+def test_stopped_after_the_last_sentence_stores_nothing(db_copy: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tag_chooser, "MIN_PAIRS", 1)
+    asked = len(dev_trees(db_copy))
+    calls = []
+
+    def stop() -> bool:  # no to every sentence, yes once they are all parsed
+        calls.append(1)
+        return len(calls) > asked
+
+    assert api.calibrate_tags(db_copy, 3.0, beam=4, should_stop=stop) is None
+    assert len(calls) == asked + 1
+    assert read_rows(db_copy, "SELECT count(*) FROM tag_choosers") == [(0,)]
+
+
+def test_an_old_database_without_dev_is_refused_before_its_upgrade(tmp_path: Path) -> None:
+    import shutil
+
+    import apsw
+
+    old = tmp_path / "old.sqlite"
+    shutil.copy(Path(__file__).parent / "data" / "old_schemas" / "schema-0009.sqlite", old)
+    connection = apsw.Connection(str(old))
+    connection.execute("PRAGMA foreign_keys = OFF")
+    connection.execute("DELETE FROM sentences WHERE split = 'dev'")
+    connection.close()
+    done = invoke_cli(["calibrate-tags", "--db", old, "--theta", 1.0])
+    assert done.exit_code == 1 and "has no dev sentences" in done.stderr and "--dev" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.sqlite"]  # no backup: nothing upgraded
+    assert read_rows(old, "SELECT version_num FROM alembic_version") == [("0009",)]
+
+
+def test_tag_chooser_must_be_a_bool(trained_db: Path) -> None:
+    with pytest.raises(api.ParameterError, match="tag_chooser"):
+        api.open_parser(trained_db, 3.0, tag_chooser="no")  # type: ignore[arg-type]

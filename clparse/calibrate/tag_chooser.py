@@ -24,7 +24,7 @@ from clparse.errors import ConfigurationError
 from clparse.evaluate import EvalbParams, evaluate
 from clparse.evaluate.evalb import evaluate_sentence
 from clparse.output import ParseResult
-from clparse.parser import TAG_ALTERNATIVES, Parser, rule_pick
+from clparse.parser import TAG_ALTERNATIVES, Parser, pick_parse, rule_pick
 from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG
 from clparse.read.tree import Tree
 from clparse.store import tag_choosers
@@ -47,6 +47,7 @@ class ChooserFit:
     f1_two_fold: float
     seconds: float
     chooser_id: int | None  # None: too few pairs, nothing stored
+    in_force: int | None = None  # with nothing stored: an earlier chooser at this Θ̂ that parse still uses
 
 
 @dataclass
@@ -127,7 +128,7 @@ def two_fold_picks(sentences: Sequence[DevSentence], key: str, beam: int) -> lis
         weights = fit_logistic(*training_pairs(sentences, range(1 - fold, len(sentences), 2)))
         chooser = TagChooser(tuple(float(w) for w in weights), key, beam)
         for i in range(fold, len(sentences), 2):
-            picks[i] = chooser.pick(sentences[i].options)
+            picks[i] = pick_parse(sentences[i].options, chooser, "maxmin")
     return picks
 
 
@@ -151,7 +152,7 @@ def fit_tag_chooser(db: str | Path, theta: float | str = "best", beam: int = 100
     key = theta_key(parser.model.theta, parser.model.label_thetas)
     weights = fit_logistic(x, y)
     chooser = TagChooser(tuple(float(w) for w in weights), key, beam)
-    picks = [chooser.pick(s.options) for s in sentences]
+    picks = [pick_parse(s.options, chooser, "maxmin") for s in sentences]
     two_fold = two_fold_picks(sentences, key, beam)
     rule = [rule_pick(s.options, parser.options.aggregator) for s in sentences]
     fit = ChooserFit({name: float(w) for name, w in zip(FEATURES, weights)}, len(sentences), len(y),
@@ -159,7 +160,14 @@ def fit_tag_chooser(db: str | Path, theta: float | str = "best", beam: int = 100
                      corpus_f1(sentences, picks, params), corpus_f1(sentences, two_fold, params),
                      time.monotonic() - started, None)
     if fit.pairs < MIN_PAIRS:
-        return fit
+        from clparse.store import reading
+        from clparse.store.database import Database
+
+        with Database(db, readonly=True) as database, database.raw() as connection:
+            earlier = reading.tag_chooser(connection, key)
+        return ChooserFit(**{**fit.__dict__, "in_force": None if earlier is None else earlier[0]})
+    if should_stop():  # asked while fitting: nothing is stored, as the command says
+        return None
     stored = tag_choosers.StoredChooser(key, beam, max_pops, alternatives, fit.weights, fit.sentences,
                                         fit.pairs, fit.f1_best, fit.f1_rule, fit.f1_chooser, fit.f1_two_fold,
                                         fit.seconds, clparse.__version__)

@@ -180,7 +180,8 @@ def calibrate_tags_command(db: Path, theta: float | str, beam: int, max_pops: in
     keeps one parse. Without this, it keeps the one the search scores best. This parses every dev
     sentence from each tagging, fits a logistic regression that says when another tagging's parse is
     the better one (from the parses' confidences and the tagger's own certainty), and stores it:
-    parse (tokens, text) then uses it at this Θ̂ (any beam). It prints the dev F1 of the best
+    parse (tokens, text; explain and the spaCy component too) then uses it at this Θ̂, at any beam
+    and number of alternatives, with max-min scores (not --aggregator sum). It prints the dev F1 of the best
     tagging alone, of the search's choice, and of the chooser, in sample and two-fold (fitted on half
     the sentences, scored on the other half: what to expect on new text). Stopped (Ctrl-C), it stores
     nothing. See docs/tagger.md.
@@ -213,8 +214,11 @@ def calibrate_tags_command(db: Path, theta: float | str, beam: int, max_pops: in
     if fit.chooser_id is None:
         from clparse.calibrate.tag_chooser import MIN_PAIRS
 
+        kept = ("parse keeps the search's choice" if fit.in_force is None else
+                f"parse still uses tag chooser {fit.in_force}, fitted earlier at this Θ̂ (--no-tag-chooser: "
+                "the search's choice)")
         click.echo(f"nothing stored: only {fit.pairs} tagging(s) of the dev set parse differently from the "
-                   f"best tagging, fewer than the {MIN_PAIRS} a fit needs; parse keeps the search's choice")
+                   f"best tagging, fewer than the {MIN_PAIRS} a fit needs; {kept}")
         return
     click.echo(f"stored tag chooser {fit.chooser_id} ({fit.pairs} taggings; weights {weights}) in {db}; "
                f"parse uses it at this Θ̂")

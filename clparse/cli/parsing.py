@@ -60,12 +60,15 @@ def _cluster(ctx: click.Context, param: click.Parameter, address: str | None) ->
 @click.option("--tag-alternatives", type=click.IntRange(min=0), default=3, show_default=True,
               metavar="N", help="Untagged input (tokens, text): also parse N other taggings, each the "
                                 "CRF tagger's second choice at one of its least sure words, and keep the "
-                                "parse the model scores best; about N + 1 times the parsing time at most. 0: "
+                                "parse the model scores best (or, once `clparse calibrate-tags` has fitted "
+                                "one at this Θ̂, the one the tag chooser picks); about N + 1 times the "
+                                "parsing time at most. 0: "
                                 "the best tagging alone. See docs/tagger.md.")
 @click.option("--tag-chooser/--no-tag-chooser", default=True, show_default=True,
               help="Untagged input: choose among the taggings with the tag chooser `clparse calibrate-tags` "
-                   "fitted at this Θ̂, if there is one; --no-tag-chooser: keep the parse the search scores "
-                   "best, as without one. See docs/tagger.md.")
+                   "fitted at this Θ̂, if there is one (at any beam and --tag-alternatives; not with "
+                   "--aggregator sum, as it was fitted on max-min scores); --no-tag-chooser: keep the parse "
+                   "the search scores best, as without one. See docs/tagger.md.")
 @click.option("--kbest", type=click.IntRange(min=1, max=SEARCH_LIMIT), default=1, show_default=True,
               metavar="K",
               help="The K best distinct trees per sentence, best first, each with its score (max-min: the "
@@ -158,9 +161,10 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
         _check_constraints(constraints, total)
     # options left out are None: a combination parses at its stored beam, and refuses only what was typed
     parser = api.open_parser(db, theta, **unless_given(search, "beam", "tag_alternatives"))
-    click.echo(api.describe_parser(parser), err=True)
+    untagged = input_format in ("tokens", "text")
+    click.echo(api.describe_parser(parser, untagged), err=True)
     note = getattr(parser, "chooser_note", None)  # a combination has none
-    if note is not None and input_format in ("tokens", "text"):
+    if note is not None and untagged and parser.options.tag_alternatives:
         click.echo(f"note: {note}", err=True)
     # The model is loaded: start the -o file now, so that a run stopped before its first tree leaves an
     # empty file, not an older run's trees that look like this one's output.

@@ -31,13 +31,18 @@ FEATURES = ("bias", "lowest", "loss", "certainty")
 
 def pair_features(best: ParseResult, other: ParseResult, certainty: float) -> tuple[float, ...] | None:
     """:data:`FEATURES` of ``other`` (a tagging's parse) against ``best`` (the best tagging's); None when
-    either is a flat fallback tree or has no constituent (nothing to weigh: the rule decides)."""
-    a, b = other.trees[0], best.trees[0]
-    if other.fallback is not None or best.fallback is not None or a.score is None or b.score is None \
-            or not a.confidences or not b.confidences:
+    either is a flat fallback tree or has no constituent (nothing to weigh)."""
+    if not _weighable(best) or not _weighable(other):
         return None
+    a, b = other.trees[0], best.trees[0]
     return (1.0, min(a.confidences) - min(b.confidences),
             sum(map(logistic_loss, b.confidences)) - sum(map(logistic_loss, a.confidences)), certainty)
+
+
+def _weighable(result: ParseResult) -> bool:
+    """A parse with confidences to weigh: not a flat fallback tree, and at least one constituent."""
+    top = result.trees[0]
+    return result.fallback is None and top.score is not None and bool(top.confidences)
 
 
 def probability(weights: Sequence[float], features: Sequence[float]) -> float:
@@ -54,11 +59,15 @@ class TagChooser:
     theta_key: str  # :func:`theta_key` of the model it was fitted with: it is used with that model only
     beam: int  # the search it was fitted with (documentation: it applies at any beam)
 
-    def pick(self, options: Sequence[tuple[ParseResult, float]]) -> int:
+    def pick(self, options: Sequence[tuple[ParseResult, float]]) -> int | None:
         """Index of the parse to keep among ``options``: (parse, the tagger's certainty against its
-        tagging), the best tagging's first. Ties between other taggings: the earlier one."""
+        tagging), the best tagging's first. Ties between other taggings: the earlier one. None when the
+        best tagging's parse is a flat fallback tree (nothing to weigh against: the caller's rule, which
+        ranks any parse above a flat tree, decides)."""
         chosen, highest = 0, 0.5
         best = options[0][0]
+        if not _weighable(best):
+            return None
         for index, (result, certainty) in enumerate(options[1:], 1):
             features = pair_features(best, result, certainty)
             if features is None:

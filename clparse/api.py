@@ -450,24 +450,15 @@ def calibrate_tags(db: PathLike, theta: float | str = "best", *, beam: int | Non
 def _check_tag_chooser_fit(db: PathLike) -> None:
     """What ``calibrate_tags`` needs that a quick read can tell, from a database of any schema: a run with
     a dev split and a CRF tagger (a combination or a perceptron has no taggings to choose among)."""
-    import apsw
-
     from clparse.store import reading
     from clparse.store.database import Database
 
     with Database(db, readonly=True, allow_older=True) as database, database.raw() as connection:
-        combined = reading.combination_error(connection, database.path)
-        if combined is not None:
-            raise combined
-        reading.run(connection, database.path)  # no prepared run: "run clparse prepare"
-        dev = connection.execute("SELECT EXISTS (SELECT 1 FROM sentences WHERE split = 'dev')").fetchone()
-        if not dev or not dev[0]:
+        reading.run(connection, database.path)  # no run: "run clparse prepare", or "a combination: ..."
+        if not reading.has_dev(connection):
             raise ConfigurationError(f"{db} has no dev sentences (prepare was given no --dev): the tag "
                                      "chooser is fitted on the stored dev split; prepare again with --dev")
-        try:
-            kinds = [kind for (kind,) in connection.execute("SELECT kind FROM taggers")]
-        except apsw.SQLError:  # before schema 0006: every stored tagger was a perceptron
-            kinds = ["perceptron"]
+        kinds = reading.tagger_kinds(connection)
     if kinds != ["crf"]:
         raise ConfigurationError(f"{db}: its stored tagger is not the CRF, which alone gives other taggings "
                                  "to choose among (prepare again with --tagger crf, the default)")

@@ -75,6 +75,25 @@ def tag_chooser(connection: apsw.Connection, theta_key: str) -> tuple[int, str, 
     return int(row[0]), str(row[1]), int(row[2])  # type: ignore[arg-type]
 
 
+def tagger_kinds(connection: apsw.Connection) -> list[str]:
+    """The kind of each stored tagger (crf or perceptron), from a database of any schema: before revision
+    0006 there was no kind column, and every stored tagger was a perceptron; before 0003, none."""
+    try:
+        return [str(kind) for (kind,) in connection.execute("SELECT kind FROM taggers")]
+    except apsw.SQLError:
+        pass
+    try:
+        return ["perceptron" for _ in connection.execute("SELECT 1 FROM taggers")]
+    except apsw.SQLError:  # before revision 0003: no stored tagger at all
+        return []
+
+
+def has_dev(connection: apsw.Connection) -> bool:
+    """Does the run have a stored dev split?"""
+    row = connection.execute("SELECT EXISTS (SELECT 1 FROM sentences WHERE split = 'dev')").fetchone()
+    return bool(row and row[0])
+
+
 def tag_chooser_thetas(connection: apsw.Connection) -> list[str]:
     """The Θ̂ of every stored tag chooser, oldest first, each once."""
     return [str(theta) for (theta,) in connection.execute(

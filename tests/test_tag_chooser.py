@@ -347,3 +347,56 @@ def test_an_old_database_without_dev_is_refused_before_its_upgrade(tmp_path: Pat
 def test_tag_chooser_must_be_a_bool(trained_db: Path) -> None:
     with pytest.raises(api.ParameterError, match="tag_chooser"):
         api.open_parser(trained_db, 3.0, tag_chooser="no")  # type: ignore[arg-type]
+
+
+def test_explain_follows_the_chooser_and_no_tag_chooser(fitted: tuple[Path, tag_chooser.ChooserFit]) -> None:
+    db, _ = fitted
+    parser = Parser.from_db(db, theta=3.0, beam=4)
+    checked = 0
+    for tree in read_trees(sample_path("dev")):
+        words = [w for w, t in tree.tagged_words() if t != "-NONE-"]
+        options = parser.tagging_parses(words)
+        chosen, rule = pick_parse(options, parser.chooser, "maxmin"), rule_pick(options, "maxmin")
+        if chosen == rule:
+            continue
+        for flag, index in (([], chosen), (["--no-tag-chooser"], rule)):
+            done = invoke_cli(["explain", "--db", db, "--theta", 3.0, "--beam", 4, "--json", *flag, *words])
+            assert done.exit_code == 0, done.stderr
+            assert json.loads(done.stdout)["ptb"] == str(options[index][0].tree)
+        checked += 1
+        if checked == 2:
+            break
+    assert checked  # the sample's chooser and rule differ somewhere (else this test shows nothing)
+
+
+def test_the_spacy_component_follows_the_chooser_and_its_setting(
+        fitted: tuple[Path, tag_chooser.ChooserFit]) -> None:
+    spacy = pytest.importorskip("spacy", reason="the spaCy component needs the clparse[spacy] extra")
+    from spacy.tokens import Doc
+
+    import clparse.spacy_component  # noqa: F401  (registers the factory)
+
+    db, _ = fitted
+    parser = Parser.from_db(db, theta=3.0, beam=4)
+    pipes = {}
+    for setting in (True, False):
+        nlp = spacy.blank("en")
+        nlp.add_pipe("clparse", config={"db": str(db), "theta": 3.0, "beam": 4, "tag_chooser": setting})
+        pipes[setting] = nlp
+    checked = 0
+    for tree in read_trees(sample_path("dev")):
+        words = [w for w, t in tree.tagged_words() if t != "-NONE-"]
+        options = parser.tagging_parses(words)
+        chosen, rule = pick_parse(options, parser.chooser, "maxmin"), rule_pick(options, "maxmin")
+        if chosen == rule or any(" " in w or "_" in w for w in words):
+            continue
+        for setting, index in ((True, chosen), (False, rule)):
+            nlp = pipes[setting]
+            doc = nlp(Doc(nlp.vocab, words=words, sent_starts=[True] + [False] * (len(words) - 1)))
+            assert doc[:]._.parse_string == str(options[index][0].tree)
+        checked += 1
+        if checked == 2:
+            break
+    assert checked
+    with pytest.raises(api.ConfigurationError, match="tag_chooser"):  # (spaCy's config checks its own)
+        clparse.spacy_component.ClparseComponent(str(db), theta=3.0, tag_chooser="false")  # type: ignore[arg-type]

@@ -75,6 +75,10 @@ class SentenceCommand(Command):
 @search_options(PARSE_BEAM)
 @click.option("--input-format", type=click.Choice(["tokens", "tagged"]), default="tokens", show_default=True,
               help="Tokens (tagged by the stored tagger) or word/TAG tokens.")
+@click.option("--tag-chooser/--no-tag-chooser", default=True, show_default=True,
+              help="Tokens: choose among the stored tagger's taggings with the tag chooser `clparse "
+                   "calibrate-tags` fitted at this Θ̂, if any, as parse does; --no-tag-chooser: by the "
+                   "search's own score.")
 @click.option("--top", type=click.IntRange(min=0), default=3, show_default=True, metavar="N",
               help="Trees shown per constituent: those with the largest |κ|.")
 @click.option("--json", "as_json", is_flag=True,

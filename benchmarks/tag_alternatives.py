@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clparse.calibrate.run import dev_trees
+from clparse.calibrate.tag_chooser import sentence_f1
 from clparse.evaluate import EvalbParams, evaluate
-from clparse.evaluate.evalb import evaluate_sentence
 from clparse.parser import Parser
 from clparse.preprocess.pipeline import sentence_length
 from clparse.read.tree import Tree
@@ -84,12 +84,6 @@ def parsers_rule(weight: float) -> Callable[[list[Option]], Option]:
             chosen = option
         return chosen
     return choose
-
-
-def sentence_f1(index: int, gold: Tree, test: Tree, params: EvalbParams) -> float:
-    result = evaluate_sentence(index, gold, test, params)
-    brackets = result.gold_brackets + result.test_brackets
-    return 2 * result.matched / brackets if result.status == "ok" and brackets else 0.0
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -141,8 +135,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         picks = [choose(o) for o in options]
         name = f"the parser's rule, tagger weight {weight:g}" if weight else "the parser's rule (the default)"
         row(name, [p.tree for p in picks], sum(p is not o[0] for p, o in zip(picks, options)))
-    oracle = [max(o, key=lambda option: (sentence_f1(i, g, option.tree, params), -o.index(option)))
-              for i, (g, o) in enumerate(zip(gold, options), 1)]
+    oracle = [max(o, key=lambda option: (sentence_f1(g, option.tree, params), -o.index(option)))
+              for g, o in zip(gold, options)]
     row("oracle: the tagging with the best sentence F1", [p.tree for p in oracle],
         sum(p is not o[0] for p, o in zip(oracle, options)))
 

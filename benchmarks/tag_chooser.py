@@ -33,7 +33,6 @@ from clparse.evaluate.significance import compare
 from clparse.parser import Parser, rule_pick
 from clparse.preprocess.pipeline import sentence_length
 from clparse.read.ptb import format_tree
-from clparse.tag.choice import theta_key
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -54,11 +53,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     assert sentences is not None
     seconds = time.process_time() - start
     params = EvalbParams(max_errors=len(gold) + 1)
-    key = theta_key(parser.model.theta, parser.model.label_thetas)
     rows = {
         "the best tagging alone": [0] * len(sentences),
         "the search's rule (parse --no-tag-chooser)": [rule_pick(s.options, "maxmin") for s in sentences],
-        "the fitted chooser, two-fold": two_fold_picks(sentences, key, args.beam),
+        "the fitted chooser, two-fold": two_fold_picks(sentences),
         "oracle: the tagging with the best sentence F1": [max(range(len(s.f1)), key=lambda k: (s.f1[k], -k))
                                                           for s in sentences],
     }

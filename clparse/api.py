@@ -460,8 +460,9 @@ def _check_tag_chooser_fit(db: PathLike) -> None:
                                      "chooser is fitted on the stored dev split; prepare again with --dev")
         kinds = reading.tagger_kinds(connection)
     if kinds != ["crf"]:
-        raise ConfigurationError(f"{db}: its stored tagger is not the CRF, which alone gives other taggings "
-                                 "to choose among (prepare again with --tagger crf, the default)")
+        from clparse.tag.choice import NOT_CRF
+
+        raise ConfigurationError(f"{db}: {NOT_CRF}")
 
 
 def calibrate_per_label(db: PathLike, *, settings: CalibrationSettings | None = None, passes: int = 2,

@@ -188,7 +188,7 @@ def _stored_chooser(connection: Any, path: Path, model: ParserModel) -> tuple[Ta
     key = theta_key(model.theta, model.label_thetas)
     found = reading.tag_chooser(connection, key)
     if found is not None:
-        chooser_id, weights_json, beam = found
+        chooser_id, weights_json = found
         try:
             weights = json.loads(weights_json)
             values = tuple(float(weights[name]) for name in FEATURES)
@@ -199,7 +199,7 @@ def _stored_chooser(connection: Any, path: Path, model: ParserModel) -> tuple[Ta
             raise DatabaseError(f"{path}: tag chooser {chooser_id} is damaged (its weights_json is not the "
                                 f"weights of {', '.join(FEATURES)}); fit it again with `clparse "
                                 f"calibrate-tags --db {path}`, or parse with --no-tag-chooser")
-        return TagChooser(values, key, beam), None
+        return TagChooser(values), None
     fitted = reading.tag_chooser_thetas(connection)
     if not fitted:
         return None, None

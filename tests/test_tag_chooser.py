@@ -60,7 +60,7 @@ def test_probability_is_the_logistic_function_without_overflow() -> None:
 
 def test_pick_keeps_the_most_probable_other_tagging_above_one_half_else_the_best() -> None:
     # weights on certainty alone: p = σ(-certainty), so a negative certainty is above one half
-    chooser = TagChooser((0.0, 0.0, 0.0, -1.0), "3.0", 100)
+    chooser = TagChooser((0.0, 0.0, 0.0, -1.0))
     best = result((1.0,))
     assert chooser.pick([(best, 0.0), (result((1.0,)), 0.5), (result((1.0,)), 2.0)]) == 0  # all below 1/2
     assert chooser.pick([(best, 0.0), (result((1.0,)), -0.5), (result((1.0,)), -2.0)]) == 2  # the likelier

@@ -28,7 +28,7 @@ from clparse.parser import TAG_ALTERNATIVES, Parser, pick_parse, rule_pick
 from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG
 from clparse.read.tree import Tree
 from clparse.store import tag_choosers
-from clparse.tag.choice import FEATURES, TagChooser, pair_features, theta_key
+from clparse.tag.choice import FEATURES, NOT_CRF, TagChooser, pair_features, theta_key
 
 #: The L2 penalty of the fit (measured on GUM dev: 1, 3 and 10 within 0.05 F1 two-fold; docs/tagger.md).
 PENALTY = 3.0
@@ -75,7 +75,8 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, penalty: float = PENALTY) -> np.n
     return w
 
 
-def _sentence_f1(gold: Tree, test: Tree, params: EvalbParams) -> float:
+def sentence_f1(gold: Tree, test: Tree, params: EvalbParams) -> float:
+    """One sentence's labelled F1 (0 to 1) as EVALB scores it; 0 for a sentence EVALB skips."""
     result = evaluate_sentence(1, gold, test, params)
     brackets = result.gold_brackets + result.test_brackets
     return 2.0 * result.matched / brackets if result.status == "ok" and brackets else 0.0
@@ -114,19 +115,19 @@ def parse_taggings(parser: Parser, gold: Sequence[Tree],
         options = parser.tagging_parses([w for w, _ in gold_tagged])
         for result, _ in options:
             put_gold_tags(result.tree, gold_tagged)
-        sentences.append(DevSentence(options, [_sentence_f1(tree, r.tree, params) for r, _ in options], tree))
+        sentences.append(DevSentence(options, [sentence_f1(tree, r.tree, params) for r, _ in options], tree))
         if on_sentence is not None:
             on_sentence(i + 1, len(gold))
     return sentences
 
 
-def two_fold_picks(sentences: Sequence[DevSentence], key: str, beam: int) -> list[int]:
+def two_fold_picks(sentences: Sequence[DevSentence]) -> list[int]:
     """Per sentence, the option a chooser fitted on the other half of the sentences (every other one:
     even against odd) keeps: an estimate of the chooser on sentences it was not fitted on."""
     picks = [0] * len(sentences)
     for fold in (0, 1):
         weights = fit_logistic(*training_pairs(sentences, range(1 - fold, len(sentences), 2)))
-        chooser = TagChooser(tuple(float(w) for w in weights), key, beam)
+        chooser = TagChooser(tuple(float(w) for w in weights))
         for i in range(fold, len(sentences), 2):
             picks[i] = pick_parse(sentences[i].options, chooser, "maxmin")
     return picks
@@ -141,8 +142,7 @@ def fit_tag_chooser(db: str | Path, theta: float | str = "best", beam: int = 100
     started = time.monotonic()
     parser = Parser.from_db(db, theta=theta, beam=beam, max_pops=max_pops, tag_alternatives=alternatives)
     if getattr(parser.tagger, "scored_alternatives", None) is None:
-        raise ConfigurationError(f"{db}: its stored tagger is not the CRF, which alone gives other taggings "
-                                 "to choose among (prepare again with --tagger crf, the default)")
+        raise ConfigurationError(f"{db}: {NOT_CRF}")
     sentences = parse_taggings(parser, dev_trees(db), on_sentence, should_stop)
     if sentences is None:
         return None
@@ -151,9 +151,9 @@ def fit_tag_chooser(db: str | Path, theta: float | str = "best", beam: int = 100
     x, y = training_pairs(sentences, everything)
     key = theta_key(parser.model.theta, parser.model.label_thetas)
     weights = fit_logistic(x, y)
-    chooser = TagChooser(tuple(float(w) for w in weights), key, beam)
+    chooser = TagChooser(tuple(float(w) for w in weights))
     picks = [pick_parse(s.options, chooser, "maxmin") for s in sentences]
-    two_fold = two_fold_picks(sentences, key, beam)
+    two_fold = two_fold_picks(sentences)
     rule = [rule_pick(s.options, parser.options.aggregator) for s in sentences]
     fit = ChooserFit({name: float(w) for name, w in zip(FEATURES, weights)}, len(sentences), len(y),
                      corpus_f1(sentences, [0] * len(sentences), params), corpus_f1(sentences, rule, params),

@@ -66,13 +66,13 @@ def combination_error(connection: apsw.Connection, path: str | Path) -> Database
                          f"give one of its members' databases instead: {', '.join(members)}")
 
 
-def tag_chooser(connection: apsw.Connection, theta_key: str) -> tuple[int, str, int] | None:
-    """(id, weights_json, beam) of the latest tag chooser fitted at Θ̂ ``theta_key``, or None."""
-    row = connection.execute("SELECT id, weights_json, beam FROM tag_choosers WHERE theta = ? "
+def tag_chooser(connection: apsw.Connection, theta_key: str) -> tuple[int, str] | None:
+    """(id, weights_json) of the latest tag chooser fitted at Θ̂ ``theta_key``, or None."""
+    row = connection.execute("SELECT id, weights_json FROM tag_choosers WHERE theta = ? "
                              "ORDER BY id DESC LIMIT 1", (theta_key,)).fetchone()
     if row is None:
         return None
-    return int(row[0]), str(row[1]), int(row[2])  # type: ignore[arg-type]
+    return int(row[0]), str(row[1])  # type: ignore[arg-type]
 
 
 def tagger_kinds(connection: apsw.Connection) -> list[str]:

@@ -18,12 +18,17 @@ probable of them if several are; else the best tagging's parse. Measured in docs
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from clparse.output import ParseResult
 from clparse.search.aggregate import logistic_loss
+
+#: Why a run whose stored tagger is not the CRF gets no chooser (said after the database's name).
+NOT_CRF = ("its stored tagger is not the CRF, which alone gives other taggings to choose among (prepare "
+           "again with --tagger crf, the default)")
 
 #: The chooser's inputs, in the order of its weights.
 FEATURES = ("bias", "lowest", "loss", "certainty")
@@ -53,11 +58,9 @@ def probability(weights: Sequence[float], features: Sequence[float]) -> float:
 
 @dataclass(frozen=True)
 class TagChooser:
-    """A fitted chooser: one weight per :data:`FEATURES` name, for the model at Θ̂ ``theta_key``."""
+    """A fitted chooser: one weight per :data:`FEATURES` name (stored per Θ̂: :func:`theta_key`)."""
 
     weights: tuple[float, ...]
-    theta_key: str  # :func:`theta_key` of the model it was fitted with: it is used with that model only
-    beam: int  # the search it was fitted with (documentation: it applies at any beam)
 
     def pick(self, options: Sequence[tuple[ParseResult, float]]) -> int | None:
         """Index of the parse to keep among ``options``: (parse, the tagger's certainty against its
@@ -82,6 +85,4 @@ def theta_key(theta: float, label_thetas: dict[str, float] | None) -> str:
     """The Θ̂ a chooser belongs to, as stored: the number (``repr``, exact) or the per-label Θ̂ as JSON."""
     if label_thetas is None:
         return repr(float(theta))
-    import json
-
     return json.dumps({label: float(t) for label, t in sorted(label_thetas.items())}, sort_keys=True)

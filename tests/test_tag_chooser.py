@@ -309,6 +309,9 @@ def test_a_damaged_chooser_row_is_one_line_and_no_tag_chooser_still_parses(
         assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
         plain = invoke_cli(["parse", "--db", db, "--theta", 3.0, "--no-tag-chooser", text])
         assert plain.exit_code == 0 and plain.stdout.startswith("(ROOT")
+    refit = invoke_cli(["calibrate-tags", "--db", db, "--theta", 3.0, "--beam", 4])  # what the error advises
+    assert refit.exit_code == 0 and "stored tag chooser 2" in refit.stdout, refit.stderr
+    assert invoke_cli(["parse", "--db", db, "--theta", 3.0, text]).exit_code == 0
 
 
 def test_stopped_after_the_last_sentence_stores_nothing(db_copy: Path,

@@ -140,7 +140,10 @@ def fit_tag_chooser(db: str | Path, theta: float | str = "best", beam: int = 100
     """Parse the run's dev set from each tagging, fit the chooser and store it (if there were at least
     :data:`MIN_PAIRS` training taggings). None if ``should_stop`` said so first: nothing stored."""
     started = time.monotonic()
-    parser = Parser.from_db(db, theta=theta, beam=beam, max_pops=max_pops, tag_alternatives=alternatives)
+    # tag_chooser False: a stored chooser is not read (the fit parses every tagging; a damaged row it
+    # would refuse is what a new fit replaces)
+    parser = Parser.from_db(db, theta=theta, beam=beam, max_pops=max_pops, tag_alternatives=alternatives,
+                            tag_chooser=False)
     if getattr(parser.tagger, "scored_alternatives", None) is None:
         raise ConfigurationError(f"{db}: {NOT_CRF}")
     sentences = parse_taggings(parser, dev_trees(db), on_sentence, should_stop)

@@ -47,7 +47,8 @@ def member_lists(spec: str, gold: list[Tree], k: int, beam: int, cache: Path) ->
         if len(lists) == len(gold):
             return lists
     db, _, theta = spec.rpartition("@")
-    parser = Parser.from_db(db, theta=parsed_theta(theta), beam=beam, kbest=k)
+    # max-min, as `clparse combine` parses its members (the combination's τ is fitted to those scores)
+    parser = Parser.from_db(db, theta=parsed_theta(theta), beam=beam, kbest=k, aggregator="maxmin")
     lists, started = [], time.process_time()
     with open(cache, "w", encoding="utf-8") as out:
         for number, tree in enumerate(gold, 1):

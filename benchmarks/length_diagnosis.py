@@ -2,7 +2,8 @@
 
 Usage:
     python benchmarks/length_diagnosis.py --db RUN.sqlite --dev DEV_FILES... --theta X --beam 1000 \\
-        [--every N] [--max-pops 10000] [--gold-max-pops 10000] [--json OUT.json] [--output PARSES.ptb]
+        [--every N] [--max-pops 10000] [--aggregator sum|maxmin] [--gold-max-pops 10000] \\
+        [--json OUT.json] [--output PARSES.ptb]
 
 Every (or every N-th) dev sentence is parsed with its gold tags as ``clparse parse --input-format ptb``
 does (the same trees: :func:`clparse.diagnose.diagnose` takes the parser's own steps and keeps the
@@ -110,6 +111,9 @@ def main() -> None:
     parser.add_argument("--theta", required=True, help="Θ̂ to rebuild the model at (a number, or best)")
     parser.add_argument("--beam", type=int, default=1000)
     parser.add_argument("--max-pops", type=int, default=10_000)
+    parser.add_argument("--aggregator", choices=("sum", "maxmin"), default="sum",
+                        help="how parses are scored (parse's default: sum); the model's own score decides "
+                             "search against model errors")
     parser.add_argument("--gold-max-pops", type=int, default=10_000, help="pop cap of the gold searches")
     parser.add_argument("--gold-max-windows", type=int, default=20_000,
                         help="windows scored to bound gold constituents' confidences")
@@ -121,7 +125,8 @@ def main() -> None:
 
     theta: float | str = args.theta if args.theta == "best" else float(args.theta)
     started = time.perf_counter()
-    clparser = Parser.from_db(args.db, theta=theta, beam=args.beam, max_pops=args.max_pops)
+    clparser = Parser.from_db(args.db, theta=theta, beam=args.beam, max_pops=args.max_pops,
+                              aggregator=args.aggregator)
     print(f"model rebuilt at Θ̂ {args.theta} in {time.perf_counter() - started:.0f} s", file=sys.stderr)
     dev = [t for path in args.dev for t in read_trees(path)][::args.every]
     rows = {name: Row(name) for name, _, _ in BUCKETS}

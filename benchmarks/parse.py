@@ -1,7 +1,8 @@
 """Parse speed of clparse on GUM dev, one core, gold tags, beside a treebank PCFG in the same run.
 
 Usage: python benchmarks/parse.py --theta THETA|best [--db benchmarks/out/gum.sqlite] [--sentences N]
-                                  [--beams 1,1000] [--max-pops 10000] [--dev stored|15|all]
+                                  [--beams 1,1000] [--max-pops 10000] [--aggregator sum|maxmin]
+                                  [--dev stored|15|all]
                                   [--reference] [--long] [--no-pcfg]
 
 ``--dev``: ``stored`` (default) parses the dev trees stored in the database; ``15`` reads GUM dev from
@@ -77,12 +78,12 @@ def tagged_inputs(gold: list[Tree]) -> list[list[tuple[str, str]]]:
     return [[(w, t) for w, t in tree.tagged_words() if t != "-NONE-"] for tree in gold]
 
 
-def run_clparse(db: Path, theta: float | str, beam: int, max_pops: int,
+def run_clparse(db: Path, theta: float | str, beam: int, max_pops: int, aggregator: str,
                 gold: list[Tree]) -> tuple[list[str], float, list[str]]:
     """Load, parse the first sentence, parse all: (table lines, parse-only sentences per CPU second, the
     trees)."""
     start = time.perf_counter()
-    parser = Parser.from_db(db, theta=theta, beam=beam, max_pops=max_pops)
+    parser = Parser.from_db(db, theta=theta, beam=beam, max_pops=max_pops, aggregator=aggregator)
     loaded = time.perf_counter()
     inputs = tagged_inputs(gold)
     parser.parse_tagged(inputs[0])  # the first sentence: what a user waits for
@@ -110,9 +111,10 @@ def digest(results: list[ParseResult]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def reference_trees(db: Path, theta: float | str, beam: int, max_pops: int, gold: list[Tree]) -> list[str]:
+def reference_trees(db: Path, theta: float | str, beam: int, max_pops: int, aggregator: str,
+                    gold: list[Tree]) -> list[str]:
     """The same sentences through the reference search: walked trees, the Python greedy loop and agenda."""
-    parser = Parser.from_db(db, theta=theta, beam=beam, max_pops=max_pops)
+    parser = Parser.from_db(db, theta=theta, beam=beam, max_pops=max_pops, aggregator=aggregator)
     model = parser.model.for_scoring() if hasattr(parser.model, "for_scoring") else parser.model
     model._compiled = CompiledModel(model, walk=True)  # type: ignore[attr-defined]
     greedy, agenda = CandidateScorer.greedy, CandidateScorer.agenda
@@ -192,6 +194,8 @@ def main() -> None:
                         help="the first N dev sentences (default: all)")
     parser.add_argument("--beams", default="1,1000", help="comma-separated beam widths")
     parser.add_argument("--max-pops", type=int, default=10_000)
+    parser.add_argument("--aggregator", choices=("sum", "maxmin"), default="sum",
+                        help="how parses are scored (parse's default: sum)")
     parser.add_argument("--dev", default="stored", help="stored, a word limit (15), or all")
     parser.add_argument("--reference", action="store_true",
                         help="also parse with the reference search and count differing trees")
@@ -204,15 +208,15 @@ def main() -> None:
     if not gold:
         sys.exit(f"no dev sentences ({which}): is GUM at {GUM}?")
     print(f"{args.db}: Θ̂ = {theta}, {len(gold):,} dev sentences ({which}), gold tags, "
-          f"max_pops {args.max_pops:,}; one process, single-threaded")
+          f"max_pops {args.max_pops:,}, aggregator {args.aggregator}; one process, single-threaded")
     print(HEADER)
     rates: dict[int, float] = {}
     for beam in beams:
-        lines, rates[beam], trees = run_clparse(args.db, theta, beam, args.max_pops, gold)
+        lines, rates[beam], trees = run_clparse(args.db, theta, beam, args.max_pops, args.aggregator, gold)
         print("\n".join(lines), flush=True)
         print(f"{'':<22}peak resident memory so far: {peak_mb():,.0f} MB (target <= 300 MB)", flush=True)
         if args.reference:
-            reference = reference_trees(args.db, theta, beam, args.max_pops, gold)
+            reference = reference_trees(args.db, theta, beam, args.max_pops, args.aggregator, gold)
             differ = sum(a != b for a, b in zip(trees, reference))
             print(f"{'':<22}reference search (walked trees, Python greedy loop and agenda): {differ} of "
                   f"{len(gold):,} trees differ", flush=True)

@@ -41,12 +41,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--theta", default="best")
     ap.add_argument("--beam", type=int, default=100)
     ap.add_argument("--alternatives", type=int, default=3)
+    ap.add_argument("--aggregator", choices=("sum", "maxmin"), default="sum")
     ap.add_argument("--out", type=Path, default=None, help="write each row's trees here")
     ap.add_argument("--limit", type=int, default=None, help="only the first N dev sentences")
     args = ap.parse_args(argv)
     theta = args.theta if args.theta == "best" else float(args.theta)
     parser = Parser.from_db(args.db, theta=theta, beam=args.beam, tag_alternatives=args.alternatives,
-                            tag_chooser=False)
+                            aggregator=args.aggregator, tag_chooser=False)
     gold = dev_trees(args.db)[:args.limit]
     start = time.process_time()
     sentences = parse_taggings(parser, gold)
@@ -55,8 +56,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     params = EvalbParams(max_errors=len(gold) + 1)
     rows = {
         "the best tagging alone": [0] * len(sentences),
-        "the search's rule (parse --no-tag-chooser)": [rule_pick(s.options, "maxmin") for s in sentences],
-        "the fitted chooser, two-fold": two_fold_picks(sentences),
+        "the search's rule (parse --no-tag-chooser)": [rule_pick(s.options, args.aggregator)
+                                                       for s in sentences],
+        "the fitted chooser, two-fold": two_fold_picks(sentences, args.aggregator),
         "oracle: the tagging with the best sentence F1": [max(range(len(s.f1)), key=lambda k: (s.f1[k], -k))
                                                           for s in sentences],
     }

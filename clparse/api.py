@@ -364,13 +364,14 @@ def finished_labels(db: PathLike, labels: Sequence[str] | None = None,
 # --------------------------------------------------------------------- calibrating
 
 
-def calibration_settings(db: PathLike, beam: int = 1000, max_pops: int = 10_000, aggregator: str = "maxmin",
-                         tags: str | None = None) -> CalibrationSettings:
-    """The search and tag settings of a calibration (``tags`` None: the tagger's for a jackknifed run, else
-    gold)."""
+def calibration_settings(db: PathLike, beam: int = 1000, max_pops: int = 10_000,
+                         aggregator: str | None = None, tags: str | None = None) -> CalibrationSettings:
+    """The search and tag settings of a calibration (``aggregator`` None: parse's default; ``tags`` None:
+    the tagger's for a jackknifed run, else gold)."""
     from clparse.calibrate.run import CalibrationSettings, default_tags
+    from clparse.parser import DEFAULT_AGGREGATOR
 
-    return CalibrationSettings(beam, max_pops, aggregator, tags or default_tags(db))
+    return CalibrationSettings(beam, max_pops, aggregator or DEFAULT_AGGREGATOR, tags or default_tags(db))
 
 
 def check_calibration(db: PathLike, dev: Sequence[PathLike] = ()) -> None:
@@ -422,6 +423,7 @@ def calibrate(db: PathLike, dev: Sequence[PathLike] = (), thetas: Sequence[float
 
 def calibrate_tags(db: PathLike, theta: float | str = "best", *, beam: int | None = None,
                    max_pops: int | None = None, alternatives: int | None = None,
+                   aggregator: str | None = None,
                    on_sentence: Callable[[int, int], object] | None = None,
                    should_stop: Callable[[], bool] = lambda: False, echo: Echo = _quiet) -> ChooserFit | None:
     """Fit how ``parse`` chooses among the stored tagger's taggings of untagged input (docs/tagger.md) on
@@ -436,15 +438,17 @@ def calibrate_tags(db: PathLike, theta: float | str = "best", *, beam: int | Non
     defaults = SearchOptions()
     beam = defaults.beam if beam is None else beam
     max_pops = defaults.max_pops if max_pops is None else max_pops
+    aggregator = defaults.aggregator if aggregator is None else aggregator
     alternatives = TAG_ALTERNATIVES if alternatives is None else alternatives
     if isinstance(alternatives, bool) or not isinstance(alternatives, int) or alternatives < 1:
         raise ParameterError("alternatives", f"must be a whole number ≥ 1 (taggings to choose among besides "
                                              f"the best), got {alternatives!r}")
-    SearchOptions(beam=beam, max_pops=max_pops, tag_alternatives=alternatives)  # refuses a bad beam, pop cap
+    # refuses a bad beam, pop cap or aggregator
+    SearchOptions(beam=beam, max_pops=max_pops, aggregator=aggregator, tag_alternatives=alternatives)
     _check_tag_chooser_fit(db)  # before the upgrade below, which copies the whole file first
     guard_writable(db)  # the chooser is stored
     check_database(db, upgrade=True, echo=echo)  # a writer: an older schema is upgraded first
-    return fit_tag_chooser(db, theta, beam, max_pops, alternatives, on_sentence, should_stop)
+    return fit_tag_chooser(db, theta, beam, max_pops, alternatives, on_sentence, should_stop, aggregator)
 
 
 def _check_tag_chooser_fit(db: PathLike) -> None:
@@ -537,15 +541,16 @@ class _DamageCheck:
 
 
 def open_parser(db: PathLike, theta: float | str = "best", *, beam: int | None = None, max_pops: int = 10_000,
-                aggregator: str = "maxmin", max_words: int = 0, kbest: int = 1,
+                aggregator: str | None = None, max_words: int = 0, kbest: int = 1,
                 tag_alternatives: int | None = None, tag_chooser: bool = True,
                 checked: bool = False) -> Parser:
     """The parser rebuilt from ``db`` at Θ̂ ``theta`` (a number > 0 or "best"), once :func:`check_readable`
     passes (its damage check runs while the parser loads; ``checked``: the caller already ran the whole
-    check). ``beam`` None: 100 (a combination: the beam it was fitted with). ``kbest``: each result holds
+    check). ``beam`` None: 100 (a combination: the beam it was fitted with); ``aggregator`` None: the summed
+    loss (a combination: max-min, which its weights were fitted to). ``kbest``: each result holds
     the K best distinct trees (``result.trees``, best first); ``tag_alternatives``: taggings of untagged
     input parsed beside the best one (None: :data:`clparse.parser.TAG_ALTERNATIVES`); ``tag_chooser``:
-    choose among them with the run's fitted tag chooser, if one was fitted at this Θ̂
+    choose among them with the run's fitted tag chooser, if one was fitted at this Θ̂ and aggregator
     (:func:`calibrate_tags`). A combination refuses a search it was not fitted with (another beam, tag
     alternatives, the sum aggregator)."""
     if theta != "best":
@@ -574,7 +579,7 @@ def open_parser(db: PathLike, theta: float | str = "best", *, beam: int | None =
     return parser
 
 
-def _open_parser(db: PathLike, theta: float | str, *, beam: int | None, max_pops: int, aggregator: str,
+def _open_parser(db: PathLike, theta: float | str, *, beam: int | None, max_pops: int, aggregator: str | None,
                  max_words: int, kbest: int, tag_alternatives: int | None,
                  tag_chooser: bool = True) -> Parser:
     from clparse.parser import TAG_ALTERNATIVES, Parser, SearchOptions
@@ -592,7 +597,7 @@ def _open_parser(db: PathLike, theta: float | str, *, beam: int | None, max_pops
             raise ParameterError("kbest", "a combination gives one tree per sentence")
         # λ, ρ and τ were fitted to the members' max-min scored K-best lists of the lead's best tagging:
         # another search would be combined by weights fitted to a different one (it was dropped in silence)
-        if aggregator != "maxmin":
+        if aggregator not in (None, "maxmin"):
             raise ParameterError("aggregator", "a combination's τ was fitted to max-min scores: leave it "
                                                "out or give maxmin")
         if tag_alternatives:
@@ -603,6 +608,8 @@ def _open_parser(db: PathLike, theta: float | str, *, beam: int | None, max_pops
                                       max_words=max_words)
     if beam is None:
         beam = SearchOptions.beam  # the parser's own default (the command line's too)
+    if aggregator is None:
+        aggregator = SearchOptions.aggregator
     if tag_alternatives is None:
         tag_alternatives = TAG_ALTERNATIVES
     if not isinstance(tag_alternatives, int) or tag_alternatives < 0:

@@ -107,7 +107,7 @@ class Explanation:
     fallback: str | None = None  # why the tree is flat (then no classifier built a phrase of it)
     completion: str | None = None  # why the search finished greedily at the pop cap, if it did
     top: int = 3
-    aggregator: str = "maxmin"  # how the search ranked parses (max-min: the lowest confidence is the score)
+    aggregator: str = "sum"  # how the search ranked parses (max-min: the lowest confidence is the score)
 
     @property
     def ptb(self) -> str:

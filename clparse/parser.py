@@ -40,6 +40,7 @@ from clparse.preprocess.pipeline import PreprocessConfig, preprocess_tagged
 from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG
 from clparse.read.tree import Tree, escape_brackets
 from clparse.rebuild.model import ParserModel, best_theta, load_model
+from clparse.search import aggregate as search_aggregate
 from clparse.search import CandidateScorer, search_kbest
 from clparse.search.best_first import Scorer
 from clparse.search.brackets import BracketedScorer, BracketError, Brackets
@@ -182,11 +183,13 @@ def _rank(result: ParseResult, aggregator: str) -> tuple[int, tuple[float, ...]]
     return 0, (-best.score,)
 
 
-def _stored_chooser(connection: Any, path: Path, model: ParserModel) -> tuple[TagChooser | None, str | None]:
-    """The run's latest tag chooser fitted at the model's Θ̂, or None and, if choosers were fitted at other
-    Θ̂ only, a note saying so. A stored row that is not a chooser's weights is refused in one line."""
+def _stored_chooser(connection: Any, path: Path, model: ParserModel,
+                    aggregator: str) -> tuple[TagChooser | None, str | None]:
+    """The run's latest tag chooser fitted at the model's Θ̂ on parses of ``aggregator``, or None and, if
+    choosers were fitted at other Θ̂ or aggregators only, a note saying so. A stored row that is not a
+    chooser's weights is refused in one line."""
     key = theta_key(model.theta, model.label_thetas)
-    found = reading.tag_chooser(connection, key)
+    found = reading.tag_chooser(connection, key, aggregator)
     if found is not None:
         chooser_id, weights_json = found
         try:
@@ -200,19 +203,20 @@ def _stored_chooser(connection: Any, path: Path, model: ParserModel) -> tuple[Ta
                                 f"weights of {', '.join(FEATURES)}); fit it again with `clparse "
                                 f"calibrate-tags --db {path}`, or parse with --no-tag-chooser")
         return TagChooser(values), None
-    fitted = reading.tag_chooser_thetas(connection)
+    fitted = reading.tag_chooser_fits(connection)
     if not fitted:
         return None, None
-    return None, (f"the tag chooser was fitted at Θ̂ {', '.join(fitted)}, not this one: choosing among "
-                  "taggings by the search's score instead (run `clparse calibrate-tags` at this Θ̂)")
+    return None, (f"the tag chooser was fitted at Θ̂ {', '.join(fitted)}, not this Θ̂ and aggregator: "
+                  "choosing among taggings by the search's score instead (run `clparse calibrate-tags` with "
+                  "these settings)")
 
 
 def pick_parse(options: Sequence[tuple[ParseResult, float]], chooser: TagChooser | None,
                aggregator: str) -> int:
-    """Which of a sentence's tagging parses ``parse`` keeps: the tag chooser's pick (fitted on max-min
-    scores, so with that aggregator only), else, or when the best tagging's parse is a flat tree, the
+    """Which of a sentence's tagging parses ``parse`` keeps: the tag chooser's pick (the caller gives the
+    one fitted on parses of this aggregator), else, or when the best tagging's parse is a flat tree, the
     search's own rule (:func:`rule_pick`)."""
-    picked = chooser.pick(options) if chooser is not None and aggregator == "maxmin" else None
+    picked = chooser.pick(options) if chooser is not None else None
     return picked if picked is not None else rule_pick(options, aggregator)
 
 
@@ -226,6 +230,9 @@ def rule_pick(options: Sequence[tuple[ParseResult, float]], aggregator: str) -> 
     return chosen
 
 
+#: ``SearchOptions.aggregator``' default (clparse.cli.options.AGGREGATOR holds the same: tests/test_parse.py).
+DEFAULT_AGGREGATOR = search_aggregate.DEFAULT_AGGREGATOR
+
 #: The largest beam, pop cap or k-best list a search takes (far beyond any useful one).
 SEARCH_LIMIT = 2**31 - 1
 
@@ -234,7 +241,9 @@ SEARCH_LIMIT = 2**31 - 1
 class SearchOptions:
     beam: int = 100  # clparse.cli.options.PARSE_BEAM: beam 1000's F1 on GUM dev, 3x as fast
     max_pops: int = 10_000
-    aggregator: str = "maxmin"
+    # sum: the summed logistic loss (Eq. 15), +0.9 to +1.2 F1 over max-min on all of GUM dev and level on
+    # short sentences (docs/search.md, "Which aggregator")
+    aggregator: str = DEFAULT_AGGREGATOR
     # 0: no limit. N: longer sentences get a flat tree. The pop cap's greedy completion keeps a long
     # sentence's search bounded (K = 5 all-length GUM model: 100 tokens 1 CPU s, 800 tokens 7 s;
     # docs/search.md).
@@ -288,6 +297,9 @@ class Parser:
         # how to choose among taggings of untagged input (fitted by `clparse calibrate-tags` for this
         # model); None: the search's own key decides (docs/tagger.md)
         self.chooser: TagChooser | None = None
+        # the aggregator the stored chooser was loaded for (None: any, a chooser set by hand); another
+        # aggregator set on ``options`` later parses without it
+        self.chooser_aggregator: str | None = None
         # why a stored chooser is not used (it was fitted at another Θ̂), for the command line to say
         self.chooser_note: str | None = None
 
@@ -322,8 +334,10 @@ class Parser:
             except ValueError:
                 raise ParameterError("theta", f"{theta!r}: give a number or 'best'") from None
         with Database(db, readonly=True) as database:
-            value = best_theta(database) if theta == "best" else float(theta)  # "best" may be a Θ̂ per label
-            parser = cls.from_model(database, load_model(database, value), SearchOptions(**options))
+            search = SearchOptions(**options)
+            # "best" may be a Θ̂ per label; the calibration made with this aggregator if there is one
+            value = best_theta(database, search.aggregator) if theta == "best" else float(theta)
+            parser = cls.from_model(database, load_model(database, value), search)
             parser.load_chooser(database)
         # absolute: the tagger loads at the first untagged sentence, and --jobs workers and explain open the
         # database, maybe after os.chdir, where a relative path named another run's database or none
@@ -341,13 +355,15 @@ class Parser:
         return cls(model, preprocess, None, options)
 
     def load_chooser(self, database: Database) -> None:
-        """Use the run's tag chooser fitted at this model's Θ̂, if any (:attr:`chooser`; else
-        :attr:`chooser_note` says if one was fitted at another Θ̂). :meth:`from_db` calls it."""
+        """Use the run's tag chooser fitted at this model's Θ̂ with this aggregator, if any (:attr:`chooser`;
+        else :attr:`chooser_note` says if one was fitted with other settings). :meth:`from_db` calls it."""
         if not self.options.tag_chooser:  # not read at all: a damaged row cannot stop a parse without it
-            self.chooser, self.chooser_note = None, None
+            self.chooser, self.chooser_note, self.chooser_aggregator = None, None, None
             return
         with database.raw() as connection:
-            self.chooser, self.chooser_note = _stored_chooser(connection, database.path, self.model)
+            self.chooser, self.chooser_note = _stored_chooser(connection, database.path, self.model,
+                                                              self.options.aggregator)
+        self.chooser_aggregator = self.options.aggregator
 
     def taggings(self, sentence: Sentence) -> list[list[tuple[str, str]]]:
         """The (word, tag) pairs to parse: the given tags, or the stored tagger's best tagging and, with
@@ -396,12 +412,13 @@ class Parser:
 
     @property
     def active_chooser(self) -> TagChooser | None:
-        """The tag chooser untagged input is parsed with: the stored one, unless the options turn it off
-        (``tag_chooser`` False, no tag alternatives) or it cannot apply (the sum aggregator: it was fitted
-        on max-min scores)."""
+        """The tag chooser untagged input is parsed with: the stored one (fitted with this aggregator),
+        unless the options turn it off (``tag_chooser`` False, no tag alternatives)."""
         options = self.options
-        if not options.tag_chooser or not options.tag_alternatives or options.aggregator != "maxmin":
+        if not options.tag_chooser or not options.tag_alternatives:
             return None
+        if self.chooser_aggregator is not None and self.chooser_aggregator != options.aggregator:
+            return None  # fitted on parses scored another way
         return self.chooser
 
     def tagging_parses(self, sentence: Sentence,

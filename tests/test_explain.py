@@ -24,6 +24,7 @@ from clparse.features.items import ItemTable
 from clparse.features.state import interner
 from clparse.parser import Parser
 from clparse.read.ptb import format_tree, iter_trees_from_lines
+from clparse.search.aggregate import logistic_loss
 from clparse.search.scorer import CompiledModel, state_rows
 from tests.conftest import dev_tagged, read_rows
 
@@ -39,9 +40,11 @@ def close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
 
 
-@pytest.fixture(scope="module", params=[1, 50], ids=["greedy", "beam50"])
+@pytest.fixture(scope="module", params=[(1, "sum"), (50, "sum"), (50, "maxmin")],
+                ids=["greedy", "beam50", "beam50-maxmin"])
 def parser(request: pytest.FixtureRequest, trained_db: Path) -> Parser:
-    return Parser.from_db(trained_db, theta=THETA, beam=request.param, max_pops=2_000)
+    beam, aggregator = request.param
+    return Parser.from_db(trained_db, theta=THETA, beam=beam, max_pops=2_000, aggregator=aggregator)
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +70,11 @@ def test_contributions_sum_to_the_confidences_the_search_used(parser: Parser,
         assert len(totals) == len(searched.trees[0].confidences)
         assert all(close(a, b) for a, b in zip(totals, searched.trees[0].confidences))
         (lowest,) = [c for c in found.constituents if c.lowest]
-        assert lowest.confidence == min(c.confidence for c in found.constituents) == searched.score
+        assert lowest.confidence == min(c.confidence for c in found.constituents)
+        # the score: minus the summed loss (the default aggregator), or under max-min the lowest
+        summed = -math.fsum(logistic_loss(c.total) for c in found.constituents)
+        expected = lowest.confidence if parser.options.aggregator == "maxmin" else summed
+        assert close(searched.score, expected), (searched.score, expected)
         checked += len(totals)
     assert checked > 50
 

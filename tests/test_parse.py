@@ -350,6 +350,7 @@ def test_the_command_line_and_the_library_share_the_search_limit() -> None:
     from clparse.cli import options
 
     assert options.SEARCH_LIMIT == parser.SEARCH_LIMIT
+    assert options.AGGREGATOR == parser.DEFAULT_AGGREGATOR
 
 
 def test_cli_ptb_input_reads_its_own_empty_parse_back(trained_db: Path, tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Databases written by older clparse versions upgrade to today's schema with their data intact.
 
-tests/data/old_schemas/ holds one small database per old schema revision (0001 .. 0009), each
+tests/data/old_schemas/ holds one small database per old schema revision (0001 .. 0010), each
 made by the clparse code of its time (``make.py`` there rebuilds them from git), and beside each a
 JSON record of what that old code said about it: row counts, digests of the stored examples, the
 Θ of every boosting iteration, SQL weights and model scores (0002 on), its parser's trees for
@@ -30,7 +30,7 @@ from tests.conftest import read_rows as rows
 from tests.test_schema_autogenerate import schema_differences
 
 OLD_SCHEMAS = Path(__file__).parent / "data" / "old_schemas"
-REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009")
+REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009", "0010")
 
 
 def _make_module() -> Any:
@@ -242,8 +242,10 @@ def test_parses_are_the_old_ones(upgraded: dict[str, Path], revision: str) -> No
     tagged = [[tuple(token) for token in s["tagged"]] for s in old["dev_sentences"]]
     assert old["parses"][-1]["theta"] == "best"
     for point in old["parses"]:
-        # the best tagging alone, as parsing was then (tag alternatives came later: test_tag_alternatives)
-        parser = Parser.from_db(db, point["theta"], beam=point["beam"], tag_alternatives=0)
+        # the best tagging alone, as parsing was then (tag alternatives came later: test_tag_alternatives),
+        # with max-min scores, the default then (the summed loss is since 0011)
+        parser = Parser.from_db(db, point["theta"], beam=point["beam"], tag_alternatives=0,
+                                aggregator="maxmin")
         if point["theta"] == "best" and old.get("per_label", {}).get("kept"):  # 0005 on: a Θ̂ per label
             assert parser.model.label_thetas == old["per_label"]["thetas"]
         elif point["theta"] == "best":
@@ -254,7 +256,7 @@ def test_parses_are_the_old_ones(upgraded: dict[str, Path], revision: str) -> No
         assert [str(parser.parse([w for w, _ in s])) for s in tagged] == point["tagger"], point["theta"]
         if "tagger_default" in point:  # 0009 on: parse's default then, other taggings tried (no tag chooser
             # is stored in an upgraded database, so the search's own key still chooses, to the byte)
-            default = Parser.from_db(db, point["theta"], beam=point["beam"])
+            default = Parser.from_db(db, point["theta"], beam=point["beam"], aggregator="maxmin")
             assert default.chooser is None
             assert [str(default.parse([w for w, _ in s])) for s in tagged] == point["tagger_default"]
 
@@ -270,3 +272,31 @@ def test_calibration_reads_back(upgraded: dict[str, Path], revision: str) -> Non
     assert points == expected
     steps = sql(db, "SELECT label, theta, f1, accepted FROM label_theta_steps ORDER BY calibration_id, step")
     assert steps == old.get("per_label", {}).get("trials", [])  # 0005's per-label trials; none before
+
+
+def test_a_chooser_fitted_before_0011_is_a_max_min_chooser(tmp_path: Path) -> None:
+    """0011 adds ``tag_choosers.aggregator``: a chooser stored by 0010's code was fitted on max-min parses
+    (it refused the sum aggregator), so the upgrade marks it maxmin, and parse uses it with max-min only."""
+    import apsw
+
+    from clparse.parser import Parser
+    from clparse.tag.choice import FEATURES, theta_key
+
+    copy = tmp_path / "old.sqlite"
+    shutil.copyfile(OLD_SCHEMAS / "schema-0010.sqlite", copy)
+    theta = record("0010")["calibration"]["best_theta"]
+    weights = {name: 0.5 for name in FEATURES}
+    connection = apsw.Connection(str(copy))  # as 0010's code wrote a fit (a row of every column it had)
+    connection.execute(
+        "INSERT INTO tag_choosers (run_id, theta, beam, max_pops, alternatives, weights_json, sentences, "
+        "pairs, f1_best, f1_rule, f1_chooser, f1_two_fold, seconds, clparse_version, created_at) "
+        "VALUES (1, ?, 100, 10000, 3, ?, 6, 2, 50.0, 50.0, 50.0, 50.0, 1.0, 'old', "
+        "'2026-11-27T00:00:00+00:00')",
+        (theta_key(float(theta), None), json.dumps(weights)))
+    connection.close()
+    clparse("init", "--db", str(copy))
+    assert rows(copy, "SELECT aggregator FROM tag_choosers") == [("maxmin",)]
+    maxmin = Parser.from_db(copy, "best", aggregator="maxmin")
+    assert maxmin.chooser is not None and maxmin.chooser.weights == tuple(weights.values())
+    summed = Parser.from_db(copy, "best")
+    assert summed.chooser is None and "fitted at Θ̂" in str(summed.chooser_note)

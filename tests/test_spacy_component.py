@@ -166,6 +166,34 @@ def test_confidences_are_the_json_outputs(doc: Any, trained_db: Path) -> None:
     assert compared > 10
 
 
+def test_the_aggregator_setting_is_parses(trained_db: Path) -> None:
+    """``aggregator`` in the config parses as ``Parser(aggregator=...)``: sum by default, maxmin on request,
+    and the two differ somewhere on the sample's dev sentences (else the test shows nothing)."""
+    from clparse.data import sample_path
+    from clparse.read import read_trees
+
+    sentences = [[w for w, t in tree.tagged_words() if t != "-NONE-"]
+                 for tree in read_trees(sample_path("dev"))]
+    sentences = [s for s in sentences if not any(" " in w or "_" in w for w in s)][:40]
+    got: dict[str | None, list[str]] = {}
+    for aggregator in ("sum", "maxmin", None):
+        nlp = spacy.blank("en")
+        config: dict[str, Any] = {"db": str(trained_db), "theta": 3, "beam": 4}
+        if aggregator is not None:
+            config["aggregator"] = aggregator
+        nlp.add_pipe("clparse", config=config)
+        parser = Parser.from_db(trained_db, theta=3, beam=4, aggregator=aggregator or "sum")
+        got[aggregator] = []
+        for words in sentences:
+            starts = [True] + [False] * (len(words) - 1)
+            doc = nlp(spacy.tokens.Doc(nlp.vocab, words=words, sent_starts=starts))
+            assert doc[:]._.parse_string == str(parser.parse(words).tree)
+            got[aggregator].append(doc[:]._.parse_string)
+    assert got[None] == got["sum"]
+    differ = sum(a != b for a, b in zip(got["sum"], got["maxmin"]))
+    assert differ
+
+
 def test_a_missing_database_is_a_clear_error(tmp_path: Path) -> None:
     nlp = spacy.blank("en")
     with pytest.raises(ConfigurationError, match=r'config=\{"db"'):

@@ -72,8 +72,10 @@ def test_pick_keeps_the_most_probable_other_tagging_above_one_half_else_the_best
     assert chooser.pick(flat_first) is None
     assert pick_parse(flat_first, chooser, "maxmin") == rule_pick(flat_first, "maxmin") == 1
     assert pick_parse([(best, 0.0), (result((1.0,)), -2.0)], chooser, "maxmin") == 1
-    assert pick_parse([(best, 0.0), (result((2.0,)), -2.0)], chooser, "sum") == rule_pick(
-        [(best, 0.0), (result((2.0,)), -2.0)], "sum")  # fitted on max-min scores: not used with sum
+    # with sum scores too (the parser hands it the chooser fitted on parses of its aggregator), where the
+    # search's rule would have kept the best tagging's parse
+    assert rule_pick([(best, 0.0), (result((2.0,)), -2.0)], "sum") == 0
+    assert pick_parse([(best, 0.0), (result((2.0,)), -2.0)], chooser, "sum") == 1
 
 
 def test_theta_key_is_exact_and_per_label_keys_are_sorted() -> None:
@@ -157,10 +159,10 @@ def fitted(db_copy: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, tag_ch
 
 def test_the_fit_is_stored_with_its_scores(fitted: tuple[Path, tag_chooser.ChooserFit]) -> None:
     db, fit = fitted
-    [(theta, beam, alternatives, weights_json, sentences, pairs, f1s)] = read_rows(
-        db, "SELECT theta, beam, alternatives, weights_json, sentences, pairs, "
+    [(theta, beam, aggregator, alternatives, weights_json, sentences, pairs, f1s)] = read_rows(
+        db, "SELECT theta, beam, aggregator, alternatives, weights_json, sentences, pairs, "
             "f1_best || ' ' || f1_rule || ' ' || f1_chooser || ' ' || f1_two_fold FROM tag_choosers")
-    assert (theta, beam, alternatives) == ("3.0", 4, 3)
+    assert (theta, beam, aggregator, alternatives) == ("3.0", 4, "sum", 3)  # parse's default aggregator
     weights = json.loads(weights_json)
     assert list(weights) == list(FEATURES) and weights == fit.weights
     assert sentences == fit.sentences == len(dev_trees(db)) and pairs == fit.pairs >= 1
@@ -183,22 +185,49 @@ def test_parse_chooses_by_the_stored_chooser_at_its_theta(
         got = parser.parse(words)
         assert str(got.tree) == str(options[index][0].tree) and got.tagged == options[index][0].tagged
         moved += index != 0
-        differs += index != rule_pick(options, "maxmin")
+        differs += index != rule_pick(options, "sum")
     assert moved + differs > 0  # the chooser did choose something somewhere (else the test shows nothing)
 
 
-def test_another_theta_or_the_sum_aggregator_keeps_the_searchs_rule(
+def test_another_theta_or_aggregator_keeps_the_searchs_rule(
         fitted: tuple[Path, tag_chooser.ChooserFit]) -> None:
     db, _ = fitted
     other = Parser.from_db(db, theta=4.0, beam=4)
-    assert other.chooser is None and other.chooser_note is not None and "3.0" in other.chooser_note
-    summed = Parser.from_db(db, theta=3.0, beam=4, aggregator="sum")
-    for tree in list(read_trees(sample_path("dev")))[:10]:
+    assert other.chooser is None and other.chooser_note is not None and "3.0 (sum)" in other.chooser_note
+    maxmin = Parser.from_db(db, theta=3.0, beam=4, aggregator="maxmin")  # the chooser was fitted on sum
+    assert maxmin.chooser is None and "3.0 (sum)" in str(maxmin.chooser_note)
+    changed = Parser.from_db(db, theta=3.0, beam=4)
+    changed.options.aggregator = "maxmin"  # after loading: the sum chooser no longer applies
+    assert changed.chooser is not None and changed.active_chooser is None
+    summed = Parser.from_db(db, theta=3.0, beam=4)
+    ruled = differs = 0
+    for tree in read_trees(sample_path("dev")):
         words = [w for w, t in tree.tagged_words() if t != "-NONE-"]
-        options = other.tagging_parses(words)
-        assert str(other.parse(words).tree) == str(options[rule_pick(options, "maxmin")][0].tree)
+        for parser in (other, maxmin, changed):
+            options = parser.tagging_parses(words)
+            rule = rule_pick(options, parser.options.aggregator)
+            assert str(parser.parse(words).tree) == str(options[rule][0].tree)
+            ruled += 1
         options = summed.tagging_parses(words)
-        assert str(summed.parse(words).tree) == str(options[rule_pick(options, "sum")][0].tree)
+        differs += pick_parse(options, summed.chooser, "sum") != rule_pick(options, "sum")
+    assert ruled and differs  # somewhere the sum chooser would have chosen otherwise than the rule
+
+
+def test_a_chooser_per_aggregator(fitted: tuple[Path, tag_chooser.ChooserFit],
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chooser fitted on max-min parses beside the one fitted on sum parses: each aggregator parses with
+    its own, and a refit of one leaves the other in force."""
+    db, fit = fitted
+    monkeypatch.setattr(tag_chooser, "MIN_PAIRS", 1)
+    other = api.calibrate_tags(db, 3.0, beam=4, alternatives=3, aggregator="maxmin")
+    assert other is not None and other.chooser_id is not None and other.chooser_id != fit.chooser_id
+    assert read_rows(db, "SELECT id, aggregator FROM tag_choosers ORDER BY id") == [
+        (fit.chooser_id, "sum"), (other.chooser_id, "maxmin")]
+    assert Parser.from_db(db, theta=3.0, beam=4).chooser == TagChooser(tuple(fit.weights.values()))
+    assert Parser.from_db(db, theta=3.0, beam=4, aggregator="maxmin").chooser == TagChooser(
+        tuple(other.weights.values()))
+    with pytest.raises(api.ConfigurationError, match="aggregator"):
+        api.calibrate_tags(db, 3.0, beam=4, aggregator="mean")
 
 
 def test_parse_jobs_use_the_chooser_too(fitted: tuple[Path, tag_chooser.ChooserFit], tmp_path: Path) -> None:
@@ -285,13 +314,15 @@ def test_the_stderr_line_says_chooser_only_when_it_chooses(fitted: tuple[Path, t
     tagged.write_text("The/DT dog/NN barked/VBD ./.\n")
     base = ["parse", "--db", db, "--theta", 3.0, "--beam", 4]
     for extra, says in (([text], True), ([text, "--no-tag-chooser"], False),
-                        ([text, "--aggregator", "sum"], False), ([text, "--tag-alternatives", 0], False),
+                        ([text, "--aggregator", "maxmin"], False), ([text, "--tag-alternatives", 0], False),
                         ([tagged, "--input-format", "tagged"], False)):
         done = invoke_cli([*base, *extra])
         assert done.exit_code == 0, done.stderr
-        assert ("tag chooser" in done.stderr) == says, (extra, done.stderr)
+        assert ("chosen by the fitted tag chooser" in done.stderr) == says, (extra, done.stderr)
+        # another aggregator than the chooser's: a note says why it is not used
+        assert ("note: the tag chooser was fitted" in done.stderr) == ("maxmin" in extra), done.stderr
     assert Parser.from_db(db, theta=3.0, tag_chooser=False).active_chooser is None
-    assert Parser.from_db(db, theta=3.0, aggregator="sum").active_chooser is None
+    assert Parser.from_db(db, theta=3.0, aggregator="maxmin").active_chooser is None
     assert Parser.from_db(db, theta=3.0).active_chooser is not None
 
 
@@ -359,7 +390,7 @@ def test_explain_follows_the_chooser_and_no_tag_chooser(fitted: tuple[Path, tag_
     for tree in read_trees(sample_path("dev")):
         words = [w for w, t in tree.tagged_words() if t != "-NONE-"]
         options = parser.tagging_parses(words)
-        chosen, rule = pick_parse(options, parser.chooser, "maxmin"), rule_pick(options, "maxmin")
+        chosen, rule = pick_parse(options, parser.chooser, "sum"), rule_pick(options, "sum")
         if chosen == rule:
             continue
         for flag, index in (([], chosen), (["--no-tag-chooser"], rule)):
@@ -390,7 +421,7 @@ def test_the_spacy_component_follows_the_chooser_and_its_setting(
     for tree in read_trees(sample_path("dev")):
         words = [w for w, t in tree.tagged_words() if t != "-NONE-"]
         options = parser.tagging_parses(words)
-        chosen, rule = pick_parse(options, parser.chooser, "maxmin"), rule_pick(options, "maxmin")
+        chosen, rule = pick_parse(options, parser.chooser, "sum"), rule_pick(options, "sum")
         if chosen == rule or any(" " in w or "_" in w for w in words):
             continue
         for setting, index in ((True, chosen), (False, rule)):

@@ -23,7 +23,7 @@ import numpy as np
 from clparse.errors import ConfigurationError, ParameterError
 from clparse.evaluate import EvalbParams, evaluate
 from clparse.evaluate.evalb import score_view
-from clparse.parser import Parser, SearchOptions
+from clparse.parser import DEFAULT_AGGREGATOR, Parser, SearchOptions
 from clparse.preprocess.pipeline import PreprocessConfig, sentence_length
 from clparse.read import read_trees
 from clparse.read.ptb import format_tree, parse_tree
@@ -42,7 +42,7 @@ EQUIVALENT = {"PRT": "ADVP"}  # COLLINS.prm's EQ_LABEL, for the per-label table
 class CalibrationSettings:
     beam: int = 1000
     max_pops: int = 10_000
-    aggregator: str = "maxmin"
+    aggregator: str = DEFAULT_AGGREGATOR
     tags: str = "gold"  # gold | tagger
 
     def __post_init__(self) -> None:

@@ -24,7 +24,7 @@ from clparse.errors import ConfigurationError
 from clparse.evaluate import EvalbParams, evaluate
 from clparse.evaluate.evalb import evaluate_sentence
 from clparse.output import ParseResult
-from clparse.parser import TAG_ALTERNATIVES, Parser, pick_parse, rule_pick
+from clparse.parser import DEFAULT_AGGREGATOR, TAG_ALTERNATIVES, Parser, pick_parse, rule_pick
 from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG
 from clparse.read.tree import Tree
 from clparse.store import tag_choosers
@@ -121,29 +121,32 @@ def parse_taggings(parser: Parser, gold: Sequence[Tree],
     return sentences
 
 
-def two_fold_picks(sentences: Sequence[DevSentence]) -> list[int]:
+def two_fold_picks(sentences: Sequence[DevSentence], aggregator: str) -> list[int]:
     """Per sentence, the option a chooser fitted on the other half of the sentences (every other one:
-    even against odd) keeps: an estimate of the chooser on sentences it was not fitted on."""
+    even against odd) keeps: an estimate of the chooser on sentences it was not fitted on. ``aggregator``:
+    the search's, whose rule decides where the chooser cannot (a flat best parse)."""
     picks = [0] * len(sentences)
     for fold in (0, 1):
         weights = fit_logistic(*training_pairs(sentences, range(1 - fold, len(sentences), 2)))
         chooser = TagChooser(tuple(float(w) for w in weights))
         for i in range(fold, len(sentences), 2):
-            picks[i] = pick_parse(sentences[i].options, chooser, "maxmin")
+            picks[i] = pick_parse(sentences[i].options, chooser, aggregator)
     return picks
 
 
 def fit_tag_chooser(db: str | Path, theta: float | str = "best", beam: int = 100, max_pops: int = 10_000,
                     alternatives: int = TAG_ALTERNATIVES,
                     on_sentence: Callable[[int, int], object] | None = None,
-                    should_stop: Callable[[], bool] = lambda: False) -> ChooserFit | None:
-    """Parse the run's dev set from each tagging, fit the chooser and store it (if there were at least
-    :data:`MIN_PAIRS` training taggings). None if ``should_stop`` said so first: nothing stored."""
+                    should_stop: Callable[[], bool] = lambda: False,
+                    aggregator: str = DEFAULT_AGGREGATOR) -> ChooserFit | None:
+    """Parse the run's dev set from each tagging (the search scoring by ``aggregator``), fit the chooser and
+    store it (if there were at least :data:`MIN_PAIRS` training taggings); parse uses it with that
+    aggregator only. None if ``should_stop`` said so first: nothing stored."""
     started = time.monotonic()
     # tag_chooser False: a stored chooser is not read (the fit parses every tagging; a damaged row it
     # would refuse is what a new fit replaces)
     parser = Parser.from_db(db, theta=theta, beam=beam, max_pops=max_pops, tag_alternatives=alternatives,
-                            tag_chooser=False)
+                            aggregator=aggregator, tag_chooser=False)
     if getattr(parser.tagger, "scored_alternatives", None) is None:
         raise ConfigurationError(f"{db}: {NOT_CRF}")
     sentences = parse_taggings(parser, dev_trees(db), on_sentence, should_stop)
@@ -155,9 +158,10 @@ def fit_tag_chooser(db: str | Path, theta: float | str = "best", beam: int = 100
     key = theta_key(parser.model.theta, parser.model.label_thetas)
     weights = fit_logistic(x, y)
     chooser = TagChooser(tuple(float(w) for w in weights))
-    picks = [pick_parse(s.options, chooser, "maxmin") for s in sentences]
-    two_fold = two_fold_picks(sentences)
-    rule = [rule_pick(s.options, parser.options.aggregator) for s in sentences]
+    aggregator = parser.options.aggregator
+    picks = [pick_parse(s.options, chooser, aggregator) for s in sentences]
+    two_fold = two_fold_picks(sentences, aggregator)
+    rule = [rule_pick(s.options, aggregator) for s in sentences]
     fit = ChooserFit({name: float(w) for name, w in zip(FEATURES, weights)}, len(sentences), len(y),
                      corpus_f1(sentences, [0] * len(sentences), params), corpus_f1(sentences, rule, params),
                      corpus_f1(sentences, picks, params), corpus_f1(sentences, two_fold, params),
@@ -167,12 +171,12 @@ def fit_tag_chooser(db: str | Path, theta: float | str = "best", beam: int = 100
         from clparse.store.database import Database
 
         with Database(db, readonly=True) as database, database.raw() as connection:
-            earlier = reading.tag_chooser(connection, key)
+            earlier = reading.tag_chooser(connection, key, aggregator)
         return ChooserFit(**{**fit.__dict__, "in_force": None if earlier is None else earlier[0]})
     if should_stop():  # asked while fitting: nothing is stored, as the command says
         return None
-    stored = tag_choosers.StoredChooser(key, beam, max_pops, alternatives, fit.weights, fit.sentences,
-                                        fit.pairs, fit.f1_best, fit.f1_rule, fit.f1_chooser, fit.f1_two_fold,
-                                        fit.seconds, clparse.__version__)
+    stored = tag_choosers.StoredChooser(key, beam, max_pops, aggregator, alternatives, fit.weights,
+                                        fit.sentences, fit.pairs, fit.f1_best, fit.f1_rule, fit.f1_chooser,
+                                        fit.f1_two_fold, fit.seconds, clparse.__version__)
     return ChooserFit(**{**fit.__dict__, "chooser_id": tag_choosers.write(db, stored)})
 

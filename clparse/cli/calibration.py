@@ -11,6 +11,7 @@ from click.core import ParameterSource
 from clparse import api
 from clparse.cli.core import LIMIT, main, one_line, verbose
 from clparse.cli.options import (
+    AGGREGATOR,
     CALIBRATION_BEAM,
     DB_OPTION,
     PARSE_BEAM,
@@ -169,10 +170,13 @@ def _calibrate_per_label(db: Path, settings: api.CalibrationSettings, passes: in
               help="Agenda size the dev set is parsed with (parse's default).")
 @click.option("--max-pops", type=click.IntRange(min=1, max=SEARCH_LIMIT), default=10_000, show_default=True,
               help="Pop cap the dev set is parsed with (parse's default).")
+@click.option("--aggregator", type=click.Choice(["sum", "maxmin"]), default=AGGREGATOR, show_default=True,
+              help="How the dev parses are scored (parse's default): parse uses the chooser with this "
+                   "aggregator only.")
 @click.option("--tag-alternatives", type=click.IntRange(min=1), default=3, show_default=True,
               metavar="N",
               help="Other taggings parsed per sentence besides the best, as parse --tag-alternatives.")
-def calibrate_tags_command(db: Path, theta: float | str, beam: int, max_pops: int,
+def calibrate_tags_command(db: Path, theta: float | str, beam: int, max_pops: int, aggregator: str,
                            tag_alternatives: int) -> None:
     """Fit how parse chooses among the stored tagger's taggings of untagged input, on the dev set.
 
@@ -180,8 +184,8 @@ def calibrate_tags_command(db: Path, theta: float | str, beam: int, max_pops: in
     keeps one parse. Without this, it keeps the one the search scores best. This parses every dev
     sentence from each tagging, fits a logistic regression that says when another tagging's parse is
     the better one (from the parses' confidences and the tagger's own certainty), and stores it:
-    parse (tokens, text; explain and the spaCy component too) then uses it at this Θ̂, at any beam
-    and number of alternatives, with max-min scores (not --aggregator sum). It prints the dev F1 of the best
+    parse (tokens, text; explain and the spaCy component too) then uses it at this Θ̂ and with this
+    --aggregator, at any beam and number of alternatives. It prints the dev F1 of the best
     tagging alone, of the search's choice, and of the chooser, in sample and two-fold (fitted on half
     the sentences, scored on the other half: what to expect on new text). Stopped (Ctrl-C), it stores
     nothing. See docs/tagger.md.
@@ -201,6 +205,7 @@ def calibrate_tags_command(db: Path, theta: float | str, beam: int, max_pops: in
 
     with bar:
         fit = api.calibrate_tags(db, theta, beam=beam, max_pops=max_pops, alternatives=tag_alternatives,
+                                 aggregator=aggregator,
                                  on_sentence=progress, should_stop=flag,
                                  echo=lambda text: click.echo(text, err=True))
     if fit is None:
@@ -221,7 +226,7 @@ def calibrate_tags_command(db: Path, theta: float | str, beam: int, max_pops: in
                    f"best tagging, fewer than the {MIN_PAIRS} a fit needs; {kept}")
         return
     click.echo(f"stored tag chooser {fit.chooser_id} ({fit.pairs} taggings; weights {weights}) in {db}; "
-               f"parse uses it at this Θ̂")
+               f"parse uses it at this Θ̂ with --aggregator {aggregator}")
 
 
 @main.command("report")

@@ -103,7 +103,8 @@ def explain_command(db: Path, sentence: tuple[str, ...], theta: float | str, inp
 
     sentences = _sentences(sentence, input_format)
     api.check_readable(db, damage=False)  # a wrong path named at once; damage while the model loads
-    parser = api.open_parser(db, theta, **unless_given(search, "beam"))  # a combination: explain's own error
+    # a combination: explain's own error
+    parser = api.open_parser(db, theta, **unless_given(search, "beam", "aggregator"))
     if input_format == "tagged":  # as parse does: a tag no feature knows is warned about, once
         known, warned = api.known_tags(db), set()
         for number, tokens in enumerate(sentences, 1):

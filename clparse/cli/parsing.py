@@ -66,15 +66,15 @@ def _cluster(ctx: click.Context, param: click.Parameter, address: str | None) ->
                                 "the best tagging alone. See docs/tagger.md.")
 @click.option("--tag-chooser/--no-tag-chooser", default=True, show_default=True,
               help="Untagged input: choose among the taggings with the tag chooser `clparse calibrate-tags` "
-                   "fitted at this Θ̂, if there is one (at any beam and --tag-alternatives; not with "
-                   "--aggregator sum, as it was fitted on max-min scores); --no-tag-chooser: keep the parse "
-                   "the search scores best, as without one. See docs/tagger.md.")
+                   "fitted at this Θ̂ with this --aggregator, if there is one (at any beam and "
+                   "--tag-alternatives); --no-tag-chooser: keep the parse the search scores best, as "
+                   "without one. See docs/tagger.md.")
 @click.option("--kbest", type=click.IntRange(min=1, max=SEARCH_LIMIT), default=1, show_default=True,
               metavar="K",
-              help="The K best distinct trees per sentence, best first, each with its score (max-min: the "
-                   "lowest classifier confidence of its derivation). With ptb output one 'score<TAB>tree' "
-                   "line per tree and an empty line after each sentence; --kbest 1 is the plain parse. "
-                   "See docs/output.md.")
+              help="The K best distinct trees per sentence, best first, each with its score (minus the "
+                   "summed loss of its derivation; max-min: its lowest classifier confidence). With ptb "
+                   "output one 'score<TAB>tree' line per tree and an empty line after each sentence; "
+                   "--kbest 1 is the plain parse. See docs/output.md.")
 @click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="ptb", show_default=True,
               help="ptb: one tree per line; pretty: indented trees; json: one JSON object per sentence and "
                    "line with tokens, tags, character offsets (text input), and per tree its score and every "
@@ -160,7 +160,7 @@ def parse_command(db: Path, files: tuple[str, ...], theta: float | str, input_fo
     if constraints is not None and constraints.is_file():
         _check_constraints(constraints, total)
     # options left out are None: a combination parses at its stored beam, and refuses only what was typed
-    parser = api.open_parser(db, theta, **unless_given(search, "beam", "tag_alternatives"))
+    parser = api.open_parser(db, theta, **unless_given(search, "beam", "aggregator", "tag_alternatives"))
     untagged = input_format in ("tokens", "text")
     click.echo(api.describe_parser(parser, untagged), err=True)
     note = getattr(parser, "chooser_note", None)  # a combination has none

@@ -84,7 +84,7 @@ def open_member(source: Path, theta: str | None, hint: str, **options: Any) -> P
     if combined is not None:
         raise combined
     try:
-        return Parser.from_db(source, theta=parsed_theta(theta), **options)
+        return Parser.from_db(source, theta=parsed_theta(theta), **{**options, "aggregator": "maxmin"})
     except NotCalibratedError:
         raise NotCalibratedError(source, f"{source}: not calibrated yet; run `clparse calibrate --db "
                                           f"{source}`, {hint}") from None

@@ -193,13 +193,14 @@ def usable_range(db: Database | str | Path) -> str:
     return f"use a Θ̂ {low} and at most {top:.4g}"
 
 
-def best_theta(db: Database | str | Path) -> Thetas:
-    """The best Θ̂ of the most recently updated calibration: per label if it was calibrated per label."""
+def best_theta(db: Database | str | Path, aggregator: str | None = None) -> Thetas:
+    """The best Θ̂ of the most recently updated calibration made with ``aggregator`` (None, or none made
+    with it: of any): per label if it was calibrated per label."""
     from clparse.store.calibration import Calibrations
 
     database = Database.of(db, readonly=True)
     store = Calibrations(database)
-    found = store.latest_best()
+    found = (aggregator is not None and store.latest_best(aggregator)) or store.latest_best()
     if found is None:
         with database.raw() as connection:  # no run at all: "run calibrate" led to "prepare has no dev"
             reading.run(connection, database.path)  # raises "no prepared run; run clparse prepare"

@@ -15,6 +15,9 @@ import math
 from dataclasses import dataclass
 
 AGGREGATORS = ("maxmin", "sum")
+#: The search's default: the summed loss (Eq. 15), +0.9 to +1.2 F1 over max-min on all of GUM dev and level on
+#: short sentences (docs/search.md, "Which aggregator"); max-min is the paper's search.
+DEFAULT_AGGREGATOR = "sum"
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ import numpy as np
 from clparse.features.kernel import AGENDA_CAP, AGENDA_COMPLETE, AGENDA_EMPTY
 from clparse.features.state import Item, interner, replaced
 from clparse.preprocess.pipeline import ROOT_LABEL
-from clparse.search.aggregate import Score, empty, extend
+from clparse.search.aggregate import DEFAULT_AGGREGATOR, Score, empty, extend
 from clparse.search.scorer import CandidateArrays
 
 Scored = tuple[int, int, str, float]  # first frontier position, end position, label, confidence
@@ -122,7 +122,8 @@ def _stable_descending(confidence: np.ndarray) -> Iterator[int]:
 
 
 def search(leaves: list[Item], scorer: Scorer, *, beam: int = 1000, max_pops: int = 10_000,
-           aggregator: str = "maxmin", incumbent: bool = True, reference: bool = False) -> SearchResult:
+           aggregator: str = DEFAULT_AGGREGATOR, incumbent: bool = True,
+           reference: bool = False) -> SearchResult:
     """The best parse of ``leaves`` under the aggregated confidences; ``incumbent``: seed with the greedy
     parse; ``reference``: the Python agenda even if the scorer has a compiled one. ``beam`` defaults to
     the paper's 1000 at this level; the parser's default search is beam 100 (``SearchOptions``)."""
@@ -131,7 +132,7 @@ def search(leaves: list[Item], scorer: Scorer, *, beam: int = 1000, max_pops: in
 
 
 def search_kbest(leaves: list[Item], scorer: Scorer, k: int, *, beam: int = 1000, max_pops: int = 10_000,
-                 aggregator: str = "maxmin", incumbent: bool = True,
+                 aggregator: str = DEFAULT_AGGREGATOR, incumbent: bool = True,
                  reference: bool = False) -> list[SearchResult]:
     """Up to ``k`` distinct parses of ``leaves``, best key first; the first is :func:`search`'s parse.
 

@@ -58,7 +58,7 @@ import numpy as np
 from clparse.features.state import Item, build, interner, replaced
 from clparse.preprocess.pipeline import ROOT_LABEL
 from clparse.read.tree import Tree
-from clparse.search.aggregate import Score, empty, extend
+from clparse.search.aggregate import DEFAULT_AGGREGATOR, Score, empty, extend
 from clparse.search.best_first import SearchResult, ranked, search
 from clparse.search.scorer import CandidateArrays, CandidateScorer
 
@@ -172,7 +172,8 @@ class GoldSearch:
 
 
 def gold_search(leaves: list[Item], scorer: CandidateScorer, gold: Tree, *, beam: int = 100_000,
-                max_pops: int = 10_000, aggregator: str = "maxmin", incumbent: bool = False) -> GoldSearch:
+                max_pops: int = 10_000, aggregator: str = DEFAULT_AGGREGATOR,
+                incumbent: bool = False) -> GoldSearch:
     """The best order of building ``gold`` (preprocessed, over ``leaves``) with :func:`search` itself.
 
     ``exact`` is False at the pop cap, or when the beam may have pruned the agenda (more candidates
@@ -210,7 +211,7 @@ class GoldBest:
     pops: int = 0
 
 
-def gold_best_first(leaves: list[Item], scorer: GoldScorer, *, aggregator: str = "maxmin",
+def gold_best_first(leaves: list[Item], scorer: GoldScorer, *, aggregator: str = DEFAULT_AGGREGATOR,
                     max_pops: int = 10_000, bound: tuple[float, ...] | None = None) -> GoldBest:
     """Best-first over the gold tree's states with an unbounded agenda (a heap), stopping at ``bound``.
 
@@ -251,7 +252,7 @@ def gold_best_first(leaves: list[Item], scorer: GoldScorer, *, aggregator: str =
 
 
 def gold_depth_first(leaves: list[Item], scorer: GoldScorer, bound: tuple[float, ...], *,
-                     aggregator: str = "maxmin", max_pops: int = 10_000) -> GoldBest:
+                     aggregator: str = DEFAULT_AGGREGATOR, max_pops: int = 10_000) -> GoldBest:
     """Depth first, best confidence first, for an order of building the gold tree with a key below ``bound``.
 
     Where the best-first search stopped at its cap (it must pop every state better than the gold tree's
@@ -288,7 +289,7 @@ def gold_depth_first(leaves: list[Item], scorer: GoldScorer, bound: tuple[float,
 
 
 def greedy_gold(leaves: list[Item], scorer: GoldScorer,
-                aggregator: str = "maxmin") -> tuple[Score | None, dict[Key, float]]:
+                aggregator: str = DEFAULT_AGGREGATOR) -> tuple[Score | None, dict[Key, float]]:
     """The greedy order of building the gold tree: its score, and each constituent's confidence in it."""
     frontier, score = tuple(leaves), empty(aggregator)
     confidences: dict[Key, float] = {}

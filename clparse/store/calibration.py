@@ -66,12 +66,15 @@ class Calibrations:
                            .values(best_theta=best, updated_at=now()))
         return None if best is None else float(best)
 
-    def latest_best(self) -> tuple[int, float] | None:
-        """(id, best Θ̂) of the most recently updated calibration that has a best Θ̂."""
+    def latest_best(self, aggregator: str | None = None) -> tuple[int, float] | None:
+        """(id, best Θ̂) of the most recently updated calibration that has a best Θ̂ (and, given an
+        ``aggregator``, whose dev set was parsed with it)."""
         c = schema.calibrations
+        query = sa.select(c.c.id, c.c.best_theta).where(c.c.best_theta.is_not(None))
+        if aggregator is not None:  # the settings are a JSON object (settings_json); bound, never pasted
+            query = query.where(sa.func.json_extract(c.c.settings_json, "$.aggregator") == aggregator)
         with self.db.reading() as connection:
-            row = connection.execute(sa.select(c.c.id, c.c.best_theta).where(c.c.best_theta.is_not(None))
-                                     .order_by(c.c.updated_at.desc(), c.c.id.desc()).limit(1)).first()
+            row = connection.execute(query.order_by(c.c.updated_at.desc(), c.c.id.desc()).limit(1)).first()
         return None if row is None else (int(row[0]), float(row[1]))
 
     def best_theta(self, calibration_id: int) -> float | None:

@@ -66,10 +66,11 @@ def combination_error(connection: apsw.Connection, path: str | Path) -> Database
                          f"give one of its members' databases instead: {', '.join(members)}")
 
 
-def tag_chooser(connection: apsw.Connection, theta_key: str) -> tuple[int, str] | None:
-    """(id, weights_json) of the latest tag chooser fitted at Θ̂ ``theta_key``, or None."""
-    row = connection.execute("SELECT id, weights_json FROM tag_choosers WHERE theta = ? "
-                             "ORDER BY id DESC LIMIT 1", (theta_key,)).fetchone()
+def tag_chooser(connection: apsw.Connection, theta_key: str, aggregator: str) -> tuple[int, str] | None:
+    """(id, weights_json) of the latest tag chooser fitted at Θ̂ ``theta_key`` on parses of ``aggregator``,
+    or None."""
+    row = connection.execute("SELECT id, weights_json FROM tag_choosers WHERE theta = ? AND aggregator = ? "
+                             "ORDER BY id DESC LIMIT 1", (theta_key, aggregator)).fetchone()
     if row is None:
         return None
     return int(row[0]), str(row[1])  # type: ignore[arg-type]
@@ -94,10 +95,10 @@ def has_dev(connection: apsw.Connection) -> bool:
     return bool(row and row[0])
 
 
-def tag_chooser_thetas(connection: apsw.Connection) -> list[str]:
-    """The Θ̂ of every stored tag chooser, oldest first, each once."""
-    return [str(theta) for (theta,) in connection.execute(
-        "SELECT theta FROM tag_choosers GROUP BY theta ORDER BY min(id)")]
+def tag_chooser_fits(connection: apsw.Connection) -> list[str]:
+    """The Θ̂ and aggregator of every stored tag chooser (``5 (sum)``), oldest first, each once."""
+    return [f"{theta} ({aggregator})" for theta, aggregator in connection.execute(
+        "SELECT theta, aggregator FROM tag_choosers GROUP BY theta, aggregator ORDER BY min(id)")]
 
 
 def labels(connection: apsw.Connection) -> list[str]:

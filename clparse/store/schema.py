@@ -28,7 +28,7 @@ from sqlalchemy import (
 from clparse.store.engine import APPLICATION_ID  # noqa: F401
 
 #: Newest schema revision this clparse knows (the Alembic head).
-SCHEMA_REVISION = "0010"
+SCHEMA_REVISION = "0011"
 
 #: How every ``*_at`` column stores a time (clparse.store.stamps.now).
 _STAMP = "UTC, ISO 8601 to the second (2026-01-31T12:00:00+00:00)"
@@ -455,13 +455,17 @@ combination_members = Table(
 
 tag_choosers = Table(
     "tag_choosers", metadata,
-    Column("id", Integer, primary_key=True, comment="Chooser id; parse uses the latest one fitted at its Θ̂."),
+    Column("id", Integer, primary_key=True,
+           comment="Chooser id; parse uses the latest one fitted at its Θ̂ and aggregator."),
     Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, comment="The run."),
     Column("theta", String, nullable=False,
            comment="The Θ̂ of the model it was fitted with: the number as Python writes it (repr), or a JSON "
                    "object of per-label Θ̂. parse uses it with that model only."),
     Column("beam", Integer, nullable=False, comment="The beam the dev set was parsed with."),
     Column("max_pops", Integer, nullable=False, comment="The pop cap the dev set was parsed with."),
+    Column("aggregator", String, nullable=False, server_default="maxmin",
+           comment="The aggregator the dev set was parsed with (sum or maxmin); parse uses the chooser with "
+                   "that aggregator only. Revision 0011; rows from before it are maxmin."),
     Column("alternatives", Integer, nullable=False,
            comment="Taggings tried per sentence besides the best (parse --tag-alternatives)."),
     Column("weights_json", Text, nullable=False,

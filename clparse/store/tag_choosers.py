@@ -19,6 +19,7 @@ class StoredChooser:
     theta_key: str
     beam: int
     max_pops: int
+    aggregator: str
     alternatives: int
     weights: dict[str, float]  # by input name, in the chooser's order
     sentences: int
@@ -38,7 +39,8 @@ def write(db: Database | str | Path, chooser: StoredChooser) -> int:
         run_id = connection.execute(sa.select(schema.runs.c.id)).scalar_one()
         key = connection.execute(sa.insert(schema.tag_choosers).values(
             run_id=run_id, theta=chooser.theta_key, beam=chooser.beam, max_pops=chooser.max_pops,
-            alternatives=chooser.alternatives, weights_json=json.dumps(chooser.weights),
+            aggregator=chooser.aggregator, alternatives=chooser.alternatives,
+            weights_json=json.dumps(chooser.weights),
             sentences=chooser.sentences, pairs=chooser.pairs, f1_best=chooser.f1_best,
             f1_rule=chooser.f1_rule, f1_chooser=chooser.f1_chooser, f1_two_fold=chooser.f1_two_fold,
             seconds=chooser.seconds,

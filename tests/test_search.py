@@ -472,10 +472,16 @@ def test_max_pops_one_suffices_when_root_is_the_best_first_inference() -> None:
     assert result.pops == 1
 
 
-def test_a_complete_start_state_needs_no_pops() -> None:
+@pytest.mark.parametrize("aggregator", AGGREGATORS)
+def test_a_complete_start_state_needs_no_pops(aggregator: str) -> None:
     root = build(ROOT_LABEL, leaves(2))
-    result = search([root], FakeScorer(constant_model()))
-    assert result.item is root and result.pops == 0 and result.score == empty("maxmin")
+    result = search([root], FakeScorer(constant_model()), aggregator=aggregator)
+    assert result.item is root and result.pops == 0 and result.score == empty(aggregator)
+
+
+def test_the_default_aggregator_is_the_summed_loss() -> None:
+    root = build(ROOT_LABEL, leaves(2))
+    assert search([root], FakeScorer(constant_model())).score == empty("sum")
 
 
 def test_invalid_settings_are_rejected() -> None:
@@ -669,21 +675,22 @@ def test_the_incumbent_is_never_worse_than_greedy_and_changes_nothing_else(
         assert with_it.score.key == without.score.key
 
 
-def test_at_the_pop_cap_the_greedy_parse_wins_when_the_completion_is_worse() -> None:
+@pytest.mark.parametrize("aggregator", AGGREGATORS)
+def test_at_the_pop_cap_the_greedy_parse_wins_when_the_completion_is_worse(aggregator: str) -> None:
     """Models (seeded) where completing the last popped state greedily is worse than parsing greedily
     from the start: the search now returns the greedy parse there, and says so."""
     won = 0
     for seed in range(300):
         model = coarse_model(seed)
         _, confidences = greedy(leaves(4), FakeScorer(model))
-        greedy_key = key_of("maxmin", confidences)
-        without = search(leaves(4), FakeScorer(model), max_pops=3, incumbent=False)
+        greedy_key = key_of(aggregator, confidences)
+        without = search(leaves(4), FakeScorer(model), max_pops=3, incumbent=False, aggregator=aggregator)
         assert without.score is not None
         if not (without.completed and without.score.key > greedy_key
-                and not keys_equal("maxmin", without.score.key, greedy_key)):
+                and not keys_equal(aggregator, without.score.key, greedy_key)):
             continue
-        result = search(leaves(4), FakeScorer(model), max_pops=3)
-        assert result.score is not None and keys_equal("maxmin", result.score.key, greedy_key)
+        result = search(leaves(4), FakeScorer(model), max_pops=3, aggregator=aggregator)
+        assert result.score is not None and keys_equal(aggregator, result.score.key, greedy_key)
         assert result.completed and "the greedy parse" in result.reason
         won += 1
     assert won >= 5, won  # the situation is common enough to be tested here

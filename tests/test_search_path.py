@@ -72,19 +72,20 @@ def test_an_inference_off_the_frontier_is_refused() -> None:
         constituents(leaves(2), [(0, 3, "NP", 1.0)])
 
 
+@pytest.mark.parametrize("aggregator", ["sum", "maxmin"])
 @pytest.mark.parametrize("beam", [1, 50])
-def test_real_scorer_paths_rebuild_the_parse(trained_db: Path, beam: int) -> None:
+def test_real_scorer_paths_rebuild_the_parse(trained_db: Path, beam: int, aggregator: str) -> None:
     """On the trained sample: compiled greedy (beam 1) and the agenda search; the replayed tree is the
     parse, and the path's confidences are the scores the returned tree was ranked by."""
     model = load_model(trained_db, 3.0)
     checked = 0
     for tagged in dev_tagged(trained_db)[:25]:
         sentence = leaf_items(tagged, model.vocabulary.normalize)
-        result = search(sentence, CandidateScorer(model), beam=beam, max_pops=2_000)
+        result = search(sentence, CandidateScorer(model), beam=beam, max_pops=2_000, aggregator=aggregator)
         assert result.item is not None and result.score is not None
         built = constituents(sentence, result.path)
         assert shape(built[-1][0]) == shape(result.item)
-        assert path_score("maxmin", [c for _, c in built]) == result.score
+        assert path_score(aggregator, [c for _, c in built]) == result.score
         # each confidence is the one the (uncompiled) candidate scorer gives on the frontier of that moment
         fresh, make, frontier = CandidateScorer(model), interner(), tuple(sentence)
         for first, end, label, confidence in result.path:

@@ -2,13 +2,15 @@
 
 Usage:
     python benchmarks/end_to_end.py [--db benchmarks/out/gum.sqlite] [--until-theta 10] [--jobs 2]
-                                    [--points 6] [--beam 1] [--thetas X,Y]
+                                    [--points 6] [--beam 1] [--thetas X,Y] [--aggregator sum|maxmin]
     python benchmarks/end_to_end.py --max-words 0 --db benchmarks/out/gum-all.sqlite --until-theta 6 \\
         --beam 1000 --calibration-every 5 --short-db benchmarks/out/gum.sqlite --jobs 2
 
 Every step resumes: an existing prepared database is reused, training continues down to
---until-theta, calibration skips the Θ̂ it has finished, and (with --max-words 0) each model's parse
-of GUM dev is kept in benchmarks/out/ and reused. Figures are printed, never asserted.
+--until-theta, calibration skips the Θ̂ it has finished (a calibration made before the summed loss
+became the default, 2026-11-27, is a max-min one: give --aggregator maxmin to resume it), and (with
+--max-words 0) each model's parse of GUM dev is kept in benchmarks/out/ and reused. Figures are printed,
+never asserted.
 
 With ``--max-words 15`` (the default): the dev F1 at the best Θ̂ with gold tags and with the stored
 tagger's tags, beside the paper (87.5 dev F1 on WSJ) and the PCFG baseline of benchmarks/pcfg.py.
@@ -66,6 +68,9 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--points", type=int, default=6)
     parser.add_argument("--beam", type=int, default=1)
+    parser.add_argument("--aggregator", choices=("sum", "maxmin"), default="sum",
+                        help="how parses are scored in calibration and parsing (parse's default: sum); "
+                             "calibrations and cached parses are kept per aggregator")
     parser.add_argument("--thetas", default=None, help="comma-separated Θ̂ values instead of the default grid")
     parser.add_argument("--calibration-every", type=int, default=1,
                         help="calibrate on every k-th dev sentence (all lengths: 5 keeps it under an hour)")
@@ -87,7 +92,8 @@ def short(args: argparse.Namespace) -> None:
     grid = [float(x) for x in args.thetas.split(",")] if args.thetas else default_grid(args.db, args.points)
     for tags in ("gold", "tagger"):
         start = time.perf_counter()
-        result = calibrate(args.db, thetas=grid, settings=CalibrationSettings(beam=args.beam, tags=tags))
+        settings = CalibrationSettings(beam=args.beam, aggregator=args.aggregator, tags=tags)
+        result = calibrate(args.db, thetas=grid, settings=settings)
         print(f"\n== calibration, beam {args.beam}, {tags} tags ({time.perf_counter() - start:.0f} s)")
         print(format_points(result.points, result.best_theta))
         best = max(result.points, key=lambda p: (p.f1, p.theta))
@@ -129,7 +135,8 @@ def full_length(args: argparse.Namespace) -> None:
     subset = OUT / f"dev-every-{args.calibration_every}.ptb"
     subset.write_text("".join(format_tree(t) + "\n" for t in dev[::args.calibration_every]))
     grid = [float(x) for x in args.thetas.split(",")] if args.thetas else default_grid(args.db, args.points)
-    result = calibrate(args.db, [subset], thetas=grid, settings=CalibrationSettings(beam=args.beam))
+    settings = CalibrationSettings(beam=args.beam, aggregator=args.aggregator)
+    result = calibrate(args.db, [subset], thetas=grid, settings=settings)
     print(f"\n== calibration on every {args.calibration_every}th dev sentence (all lengths), beam "
           f"{args.beam}")
     print(format_points(result.points, result.best_theta))
@@ -144,7 +151,7 @@ def full_length(args: argparse.Namespace) -> None:
           f"{len(dev):,} of every length")
     print(f"{'model':<28}{'Θ̂':>7}{'F1 <= 15':>10}{'F1 all':>9}{'flat':>6}{'sent/s':>9}  (per process)")
     for name, db, theta in models:
-        parsed, seconds, flat, used = parses(db, theta, args.beam, dev, args.jobs)
+        parsed, seconds, flat, used = parses(db, theta, args.beam, dev, args.jobs, args.aggregator)
         print(f"{'clparse, trained on ' + name:<28}{used:>7.3g}{score(dev, parsed, short_rows):>10.2f}"
               f"{score(dev, parsed, range(len(dev))):>9.2f}{flat:>6}{len(dev) / seconds:>9.2f}", flush=True)
     pcfg_parsed, pcfg_seconds = pcfg_parses(dev)
@@ -164,21 +171,24 @@ def score(gold: Sequence[Tree], parsed: Sequence[Tree], rows: Sequence[int]) -> 
     return evaluate([gold[i] for i in rows], [parsed[i] for i in rows], EvalbParams()).all.f1
 
 
-def parses(db: Path, theta: float | str, beam: int, dev: list[Tree], jobs: int
+def parses(db: Path, theta: float | str, beam: int, dev: list[Tree], jobs: int, aggregator: str
            ) -> tuple[list[Tree], float, int, float]:
-    """(parses of the dev trees' gold tagged words, seconds of one process, flat trees, Θ̂), cached in OUT."""
+    """(parses of the dev trees' gold tagged words, seconds of one process, flat trees, Θ̂), cached in OUT
+    per aggregator (a max-min run's parses are not a sum run's)."""
     from clparse.rebuild.model import best_theta
     from clparse.store.database import Database
 
     if theta == "best":
         with Database(db, readonly=True) as database:
-            found = best_theta(database)
+            found = best_theta(database, aggregator)
         if not isinstance(found, float):
             raise SystemExit(f"{db}: its best Θ̂ is per label; give a global one")
         used = found
     else:
         used = float(theta)
-    cache = OUT / f"parses-{db.stem}-{used:.6g}-beam{beam}.json"
+    # max-min parses cached before the sum became the default have no aggregator in their name
+    suffix = "" if aggregator == "maxmin" else f"-{aggregator}"
+    cache = OUT / f"parses-{db.stem}-{used:.6g}-beam{beam}{suffix}.json"
     if cache.exists():
         stored = json.loads(cache.read_text())
         if len(stored["trees"]) == len(dev):
@@ -190,7 +200,8 @@ def parses(db: Path, theta: float | str, beam: int, dev: list[Tree], jobs: int
     flat = 0
     with ProcessPoolExecutor(jobs) as pool:
         for chunk, (texts_found, spent, flats) in zip(chunks, pool.map(
-                _parse_chunk, [(str(db), used, beam, [texts[i] for i in chunk]) for chunk in chunks])):
+                _parse_chunk, [(str(db), used, beam, aggregator, [texts[i] for i in chunk])
+                               for chunk in chunks])):
             for i, text in zip(chunk, texts_found):
                 trees[i] = text
             seconds += spent
@@ -199,11 +210,11 @@ def parses(db: Path, theta: float | str, beam: int, dev: list[Tree], jobs: int
     return [parse_tree(t) for t in trees], seconds, flat, used
 
 
-def _parse_chunk(job: tuple[str, float, int, list[str]]) -> tuple[list[str], float, int]:
+def _parse_chunk(job: tuple[str, float, int, str, list[str]]) -> tuple[list[str], float, int]:
     from clparse.parser import Parser
 
-    db, theta, beam, texts = job
-    parser = Parser.from_db(db, theta=theta, beam=beam)
+    db, theta, beam, aggregator, texts = job
+    parser = Parser.from_db(db, theta=theta, beam=beam, aggregator=aggregator)
     inputs = [[(w, t) for w, t in parse_tree(text).tagged_words() if t != "-NONE-"] for text in texts]
     parser.parse_tagged(inputs[0])  # numba compiles on first use: not timed
     start = time.perf_counter()

@@ -27,12 +27,11 @@ import time
 import uuid
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict
 from typing import Any
 
 from clparse.dask_address import check_address, check_scheduler, close_quietly, dask_connect, short_line
 from clparse.errors import ClparseError, ParameterError
-from clparse.parse_jobs import Payload, open_worker_parser, plain, rebuilt, take_chunk
+from clparse.parse_jobs import Payload, open_worker_parser, plain, rebuilt, take_chunk, worker_options
 
 CHUNK = 32  # sentences per task: large enough to amortize a task's overhead, small enough to stream
 WINDOW = 4  # chunks per worker thread submitted and not yet yielded, at most
@@ -146,7 +145,7 @@ def parse_on_cluster(parser: Any, sentences: Iterator[tuple[Sequence[Any], Any]]
                                      "(open_parser)")
     model = parser.model
     thetas: float | dict[str, float] = dict(model.label_thetas) if model.label_thetas else float(model.theta)
-    options = asdict(parser.options)
+    options = worker_options(parser)
     db = os.path.abspath(str(parser.source))
     size = chunk or CHUNK
     client, close = connect(address)

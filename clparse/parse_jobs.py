@@ -98,16 +98,29 @@ def _describe(exc: BaseException, db: str) -> str:
     return describe(exc, db)
 
 
+def worker_options(parser: Any) -> dict[str, Any]:
+    """What a worker rebuilds the parser with besides the database and Θ̂: the search options, and the tag
+    chooser the parent parses with (``chooser_weights``: its weights, or None). The parent's own chooser,
+    not one the worker reads from the database: after ``parser.options.aggregator`` changed, or with a
+    chooser set by hand, the stored one is not the parent's."""
+    chooser = getattr(parser, "active_chooser", None)  # a stand-in parser (tests) may have none
+    return {**asdict(parser.options), "chooser_weights": None if chooser is None else list(chooser.weights)}
+
+
 def open_worker_parser(db: str, thetas: float | dict[str, float], options: dict[str, Any]) -> Any:
     """The parser a worker uses: rebuilt from ``db`` (read-only) at ``thetas`` (one Θ̂, or one per label),
-    with the stored tagger loaded when first needed, as :meth:`Parser.from_db` does."""
+    with the stored tagger loaded when first needed, as :meth:`Parser.from_db` does, and the parent's tag
+    chooser (:func:`worker_options`)."""
     from clparse.parser import Parser, SearchOptions
     from clparse.rebuild.model import load_model
     from clparse.store.database import Database
+    from clparse.tag.choice import TagChooser
 
+    search = {name: value for name, value in options.items() if name != "chooser_weights"}
+    weights = options.get("chooser_weights")
     with Database(db, readonly=True) as database:
-        parser = Parser.from_model(database, load_model(database, thetas), SearchOptions(**options))
-        parser.load_chooser(database)  # as from_db does: the run's tag chooser fitted at this Θ̂
+        parser = Parser.from_model(database, load_model(database, thetas), SearchOptions(**search))
+    parser.chooser = None if weights is None else TagChooser(tuple(float(w) for w in weights))
     parser._tagger_db = parser.source = Path(os.path.abspath(db))  # as from_db's, for a per-label Θ̂ too
     return parser
 
@@ -284,7 +297,7 @@ def parse_parallel(parser: Any, sentences: Iterator[tuple[Sequence[Any], Any]], 
         raise ParameterError("jobs", "parallel parsing needs a parser opened from a database (open_parser)")
     model = parser.model
     thetas: float | dict[str, float] = dict(model.label_thetas) if model.label_thetas else float(model.theta)
-    options = asdict(parser.options)
+    options = worker_options(parser)
     chunk = chunk or CHUNK
     start = start or start_method()
     if start not in ("fork", "spawn"):

@@ -245,7 +245,7 @@ class SearchOptions:
     # short sentences (docs/search.md, "Which aggregator")
     aggregator: str = DEFAULT_AGGREGATOR
     # 0: no limit. N: longer sentences get a flat tree. The pop cap's greedy completion keeps a long
-    # sentence's search bounded (K = 5 all-length GUM model: 100 tokens 1 CPU s, 800 tokens 7 s;
+    # sentence's search bounded (K = 5 all-length GUM model, max-min: 100 tokens 1 CPU s, 800 tokens 7 s;
     # docs/search.md).
     max_words: int = 0
     kbest: int = 1  # trees per sentence: the K best distinct ones, best first

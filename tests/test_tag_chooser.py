@@ -434,3 +434,52 @@ def test_the_spacy_component_follows_the_chooser_and_its_setting(
     assert checked
     with pytest.raises(api.ConfigurationError, match="tag_chooser"):  # (spaCy's config checks its own)
         clparse.spacy_component.ClparseComponent(str(db), theta=3.0, tag_chooser="false")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("start", ["fork", "spawn"])
+def test_workers_use_the_parents_chooser(fitted: tuple[Path, tag_chooser.ChooserFit], start: str,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker parses with the chooser its parent parses with, not the one it would read from the
+    database: the stored (sum) chooser, none after the aggregator was changed, or one set by hand."""
+    from clparse.parse_jobs import parse_parallel
+
+    db, _ = fitted
+    # a max-min chooser too, which a worker reading the database for max-min would have taken
+    monkeypatch.setattr(tag_chooser, "MIN_PAIRS", 1)
+    assert api.calibrate_tags(db, 3.0, beam=4, alternatives=3, aggregator="maxmin") is not None
+    words = [[w for w, t in tree.tagged_words() if t != "-NONE-"] for tree in read_trees(sample_path("dev"))]
+    changed = Parser.from_db(db, theta=3.0, beam=4)
+    changed.options.aggregator = "maxmin"  # the parent's chooser was fitted on sum parses: none used
+    by_hand = Parser.from_db(db, theta=3.0, beam=4)
+    by_hand.chooser = TagChooser((0.0, 0.0, 0.0, -1.0))  # any other tagging more certain than not
+    for parser in (Parser.from_db(db, theta=3.0, beam=4), changed, by_hand):
+        alone = [str(parser.parse(w).tree) for w in words]
+        together = [str(result.tree) for result, _ in
+                    parse_parallel(parser, iter((w, None) for w in words), 2, chunk=4, start=start)]
+        assert together == alone
+    assert [str(changed.parse(w).tree) for w in words] != [str(by_hand.parse(w).tree) for w in words]
+
+
+def test_report_names_the_calibration_theta_best_reads_per_aggregator(db_copy: Path) -> None:
+    """`--theta best` reads the latest calibration made with the parser's aggregator (else the latest of
+    any), and `clparse report` says which one that is for each aggregator."""
+    from clparse.rebuild.model import best_theta
+
+    summed = api.calibrate(db_copy, thetas=[4.0], settings=api.calibration_settings(db_copy, beam=2))
+    assert best_theta(db_copy) == best_theta(db_copy, "maxmin") == 4.0  # no max-min calibration: any
+    maxmin = api.calibrate(db_copy, thetas=[3.0], settings=api.calibration_settings(
+        db_copy, beam=2, aggregator="maxmin"))
+    assert (summed.best_theta, maxmin.best_theta) == (4.0, 3.0)
+    assert best_theta(db_copy, "sum") == 4.0  # the later max-min calibration does not move it
+    assert best_theta(db_copy, "maxmin") == 3.0
+    assert best_theta(db_copy) == 3.0  # no aggregator named: the latest of any
+    assert Parser.from_db(db_copy).model.theta == 4.0
+    assert Parser.from_db(db_copy, aggregator="maxmin").model.theta == 3.0
+    report = invoke_cli(["report", "--db", db_copy])
+    assert report.exit_code == 0, report.stderr
+    assert "best Θ̂ = 4.0 (parse with --theta best, or this number in full)" in report.stdout
+    assert ("best Θ̂ = 3.0 (parse with --aggregator maxmin --theta best, or this number in full)"
+            in report.stdout)
+    done = invoke_cli(["calibrate", "--db", db_copy, "--thetas", "3", "--beam", "2",
+                       "--aggregator", "maxmin"])
+    assert done.exit_code == 0 and "--aggregator maxmin --theta best" in done.stdout, done.stderr

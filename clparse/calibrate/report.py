@@ -18,6 +18,15 @@ from clparse.store.database import Database
 BEST_USE = "parse with --theta best, or this number in full"
 
 
+def best_use(aggregator: str) -> str:
+    """:data:`BEST_USE` for a calibration made with ``aggregator``: ``--theta best`` reads the latest
+    calibration made with the parser's aggregator (the summed loss unless ``--aggregator maxmin``)."""
+    from clparse.search.aggregate import DEFAULT_AGGREGATOR
+
+    return BEST_USE if aggregator == DEFAULT_AGGREGATOR else (
+        f"parse with --aggregator {aggregator} --theta best, or this number in full")
+
+
 def format_points(points: Sequence[Any], best: float | None, use: str = BEST_USE) -> str:
     """The calibration's points as a table, Θ̂ falling, and its best Θ̂ with ``use``: how to parse at it."""
     header = (f"{'Θ̂':>10} {'trees':>6} {'splits':>7} {'recall':>7} {'prec.':>7} {'F1':>7} {'exact':>6} "
@@ -57,14 +66,16 @@ def format_report(db: str | Path, show_labels: bool = False) -> str:
     if not calibrations and not choosers:
         raise ConfigurationError(f"{db}: no calibration yet; run `clparse calibrate --db {db}`")
     store = Calibrations(Database.of(db, readonly=True))
-    latest = store.latest_best()  # the calibration `--theta best` reads
     blocks = []
     for row, points in calibrations:
         settings = json.loads(row["settings_json"])
+        aggregator = settings["aggregator"]
+        # the calibration `--theta best` reads when parsing with this one's aggregator (as best_theta)
+        latest = store.latest_best(aggregator) or store.latest_best()
         title = (f"calibration {row['id']}: beam {settings['beam']}, max pops {settings['max_pops']}, "
-                 f"{settings['aggregator']}, {settings['tags']} tags, dev from {settings['dev']}")
+                 f"{aggregator}, {settings['tags']} tags, dev from {settings['dev']}")
         blocks.append(title + "\n" + format_points(points, row["best_theta"],
-                                                   _best_use(row["id"], latest, store)))
+                                                   _best_use(row["id"], latest, store, aggregator)))
         per_label = _per_label_block(db, row["id"])
         if per_label:
             blocks.append(per_label)
@@ -76,38 +87,43 @@ def format_report(db: str | Path, show_labels: bool = False) -> str:
 
 
 def _choosers_block(db: str | Path) -> str:
-    """The tag choosers `clparse calibrate-tags` stored (parse uses the latest at its Θ̂) and their dev F1s."""
+    """The tag choosers `clparse calibrate-tags` stored (parse uses the latest at its Θ̂ and aggregator) and
+    their dev F1s."""
     from clparse.store.tag_choosers import fits
 
     rows = fits(db)
     if not rows:
         return ""
-    header = (f"{'chooser':>7} {'Θ̂':>10} {'beam':>5} {'alt.':>4} {'pairs':>6} {'best':>6} {'search':>6} "
-              f"{'chooser':>7} {'2-fold':>6}")
+    header = (f"{'chooser':>7} {'Θ̂':>10} {'aggregator':>10} {'beam':>5} {'alt.':>4} {'pairs':>6} {'best':>6} "
+              f"{'search':>6} {'chooser':>7} {'2-fold':>6}")
     lines = ["tag choosers (dev F1 from raw tokens, gold tags put back: the best tagging alone, the search's "
              "choice, the chooser in sample and two-fold)", header, "-" * len(header)]
     for row in rows:
         theta = str(row["theta"])
         shown = "per label" if theta.startswith("{") else f"{float(theta):.4g}"
-        lines.append(f"{row['id']:>7} {shown:>10} {row['beam']:>5} {row['alternatives']:>4} "
+        lines.append(f"{row['id']:>7} {shown:>10} {row['aggregator']:>10} {row['beam']:>5} "
+                     f"{row['alternatives']:>4} "
                      f"{row['pairs']:>6} {row['f1_best']:>6.2f} {row['f1_rule']:>6.2f} "
                      f"{row['f1_chooser']:>7.2f} {row['f1_two_fold']:>6.2f}")
     return "\n".join(lines)
 
 
-def _best_use(calibration_id: int, latest: tuple[int, float] | None, store: Calibrations) -> str:
-    """How to parse at a calibration's best Θ̂. Only the most recently updated calibration is what
-    ``--theta best`` reads, and after ``calibrate --per-label`` it reads the per-label Θ̂, not this number
-    (every calibration's line said "--theta best, or this number in full")."""
+def _best_use(calibration_id: int, latest: tuple[int, float] | None, store: Calibrations,
+              aggregator: str) -> str:
+    """How to parse at a calibration's best Θ̂. Only the most recently updated calibration made with the
+    parser's aggregator (``latest``; else the latest of any) is what ``--theta best`` reads, and after
+    ``calibrate --per-label`` it reads the per-label Θ̂, not this number (every calibration's line said
+    "--theta best, or this number in full")."""
     per_label = store.per_label_thetas(calibration_id) is not None
+    best = "--theta best" if best_use(aggregator) == BEST_USE else f"--aggregator {aggregator} --theta best"
     if latest is None or latest[0] != calibration_id:
-        where = f"--theta best reads calibration {latest[0]}" if latest else "--theta best reads another"
+        where = f"{best} reads calibration {latest[0]}" if latest else f"{best} reads another"
         return (f"{where}; give --theta this number in full to parse at it"
                 + (", every label at it: the per-label Θ̂ below are not used" if per_label else ""))
     if per_label:
-        return ("the global Θ̂: --theta best parses with the per-label Θ̂ below; --theta this number in "
+        return (f"the global Θ̂: {best} parses with the per-label Θ̂ below; --theta this number in "
                 "full, with every label at it")
-    return BEST_USE
+    return best_use(aggregator)
 
 
 def _per_label_block(db: str | Path, calibration_id: int) -> str:

@@ -77,7 +77,7 @@ def calibrate_command(db: Path, dev: tuple[Path, ...], thetas: list[float] | Non
     \b
     clparse calibrate --db db/quickstart.sqlite --beam 1 --points 8
     """
-    from clparse.calibrate.report import format_points
+    from clparse.calibrate.report import best_use, format_points
     from clparse.progress import Progress
 
     api.guard_writable(db)  # before the grid is read: a damaged file is named first
@@ -119,7 +119,7 @@ def calibrate_command(db: Path, dev: tuple[Path, ...], thetas: list[float] | Non
     for theta, why in result.skipped.items():
         click.echo(one_line(f"warning: Θ̂ = {theta:g} skipped, not every label is trained past it ({why})",
                             None if verbose() else LIMIT), err=True)
-    click.echo(format_points(result.points, result.best_theta))
+    click.echo(format_points(result.points, result.best_theta, best_use(settings.aggregator)))
     if flag.requested:
         click.echo("stopped; run the same command again to resume", err=True)
         sys.exit(interrupted_status(flag.signum))

@@ -2,9 +2,9 @@
 
 ``parse`` tries the tagger's best tagging and up to N others (one unsure word's tag swapped each,
 :meth:`clparse.tag.crf.CrfTagger.scored_alternatives`). Without a fitted chooser it keeps the parse the
-search's own key ranks first (max-min). A :class:`TagChooser`, fitted on the run's dev set by
-``clparse calibrate-tags`` (:mod:`clparse.calibrate.tag_chooser`), instead weighs, for each other tagging
-against the best one, four numbers by logistic regression:
+search's own key ranks first (the summed loss by default, or max-min). A :class:`TagChooser`, fitted on
+the run's dev set by ``clparse calibrate-tags`` (:mod:`clparse.calibrate.tag_chooser`), instead weighs, for
+each other tagging against the best one, four numbers by logistic regression:
 
 * ``bias``: 1;
 * ``lowest``: its parse's lowest confidence minus the best tagging's parse's (the max-min score);

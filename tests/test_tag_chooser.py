@@ -152,6 +152,8 @@ def test_scored_alternatives_are_the_alternatives_with_the_marginals_log_ratio(t
 @pytest.fixture
 def fitted(db_copy: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, tag_chooser.ChooserFit]:
     monkeypatch.setattr(tag_chooser, "MIN_PAIRS", 1)  # the sample's dev set is small
+    # and noisy: two-fold, its sum chooser is behind the rule (stored anyway here, to test its use)
+    monkeypatch.setattr(tag_chooser, "MIN_TWO_FOLD_GAIN", -100.0)
     fit = api.calibrate_tags(db_copy, 3.0, beam=4, alternatives=3)
     assert fit is not None and fit.chooser_id is not None
     return db_copy, fit
@@ -291,6 +293,30 @@ def test_report_lists_the_stored_choosers(fitted: tuple[Path, tag_chooser.Choose
     row = [line for line in shown.stdout.splitlines() if line.split()[:2] == [str(fit.chooser_id), "3"]]
     assert len(row) == 1 and row[0].split()[-2:] == [f"{fit.f1_chooser:.2f}", f"{fit.f1_two_fold:.2f}"]
     assert text is None or "tag choosers" in text
+
+
+def test_a_chooser_behind_the_rule_two_fold_is_not_stored(db_copy: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the sample, two-fold, the sum chooser is behind the search's own choice and the max-min one is
+    ahead: only the second is stored, and the command says why not the first (and which chooser parse
+    still uses after a refit that is not stored)."""
+    monkeypatch.setattr(tag_chooser, "MIN_PAIRS", 1)
+    summed = api.calibrate_tags(db_copy, 3.0, beam=4)
+    assert summed is not None and summed.f1_two_fold < summed.f1_rule  # the sample's measurement
+    assert summed.chooser_id is None and summed.not_stored == "behind" and summed.in_force is None
+    assert read_rows(db_copy, "SELECT count(*) FROM tag_choosers") == [(0,)]
+    done = invoke_cli(["calibrate-tags", "--db", db_copy, "--theta", 3.0, "--beam", 4])
+    assert done.exit_code == 0, done.stderr
+    assert (f"nothing stored: two-fold the chooser ({summed.f1_two_fold:.2f}) is behind the search's own "
+            f"choice ({summed.f1_rule:.2f})") in done.stdout
+    assert "parse keeps the search's choice" in done.stdout
+    maxmin = api.calibrate_tags(db_copy, 3.0, beam=4, aggregator="maxmin")
+    assert maxmin is not None and maxmin.f1_two_fold >= maxmin.f1_rule and maxmin.chooser_id is not None
+    monkeypatch.setattr(tag_chooser, "MIN_TWO_FOLD_GAIN", 100.0)  # a refit that is not stored
+    again = invoke_cli(["calibrate-tags", "--db", db_copy, "--theta", 3.0, "--beam", 4,
+                        "--aggregator", "maxmin"])
+    assert f"parse still uses tag chooser {maxmin.chooser_id}, fitted earlier at this Θ̂" in again.stdout
+    assert read_rows(db_copy, "SELECT count(*) FROM tag_choosers") == [(1,)]
 
 
 # ---------------------------------------------------------------- faults a review found (fixed)

@@ -34,6 +34,10 @@ from clparse.tag.choice import FEATURES, NOT_CRF, TagChooser, pair_features, the
 PENALTY = 3.0
 #: Fewer training taggings than this and nothing is stored: too few to weigh four inputs.
 MIN_PAIRS = 20
+#: A fit is stored only if its two-fold dev F1 is at least the search's own choice's plus this (F1 points):
+#: a chooser measured behind the rule on sentences it was not fitted on would make parse worse on new text
+#: (under the summed loss the two are level on GUM: docs/tagger.md).
+MIN_TWO_FOLD_GAIN = 0.0
 
 
 @dataclass(frozen=True)
@@ -46,8 +50,9 @@ class ChooserFit:
     f1_chooser: float  # in sample
     f1_two_fold: float
     seconds: float
-    chooser_id: int | None  # None: too few pairs, nothing stored
+    chooser_id: int | None  # None: nothing stored (``not_stored`` says why)
     in_force: int | None = None  # with nothing stored: an earlier chooser at this Θ̂ that parse still uses
+    not_stored: str | None = None  # "pairs": fewer than MIN_PAIRS; "behind": two-fold behind the rule
 
 
 @dataclass
@@ -166,15 +171,18 @@ def fit_tag_chooser(db: str | Path, theta: float | str = "best", beam: int = 100
                      corpus_f1(sentences, [0] * len(sentences), params), corpus_f1(sentences, rule, params),
                      corpus_f1(sentences, picks, params), corpus_f1(sentences, two_fold, params),
                      time.monotonic() - started, None)
-    if fit.pairs < MIN_PAIRS:
+    if should_stop():  # asked while fitting: nothing is stored, as the command says
+        return None
+    not_stored = ("pairs" if fit.pairs < MIN_PAIRS else
+                  "behind" if fit.f1_two_fold < fit.f1_rule + MIN_TWO_FOLD_GAIN else None)
+    if not_stored is not None:
         from clparse.store import reading
         from clparse.store.database import Database
 
         with Database(db, readonly=True) as database, database.raw() as connection:
             earlier = reading.tag_chooser(connection, key, aggregator)
-        return ChooserFit(**{**fit.__dict__, "in_force": None if earlier is None else earlier[0]})
-    if should_stop():  # asked while fitting: nothing is stored, as the command says
-        return None
+        return ChooserFit(**{**fit.__dict__, "in_force": None if earlier is None else earlier[0],
+                             "not_stored": not_stored})
     stored = tag_choosers.StoredChooser(key, beam, max_pops, aggregator, alternatives, fit.weights,
                                         fit.sentences, fit.pairs, fit.f1_best, fit.f1_rule, fit.f1_chooser,
                                         fit.f1_two_fold, fit.seconds, clparse.__version__)

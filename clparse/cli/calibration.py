@@ -183,7 +183,8 @@ def calibrate_tags_command(db: Path, theta: float | str, beam: int, max_pops: in
     Parse of tokens or text tries the tagger's best tagging and up to --tag-alternatives others and
     keeps one parse. Without this, it keeps the one the search scores best. This parses every dev
     sentence from each tagging, fits a logistic regression that says when another tagging's parse is
-    the better one (from the parses' confidences and the tagger's own certainty), and stores it:
+    the better one (from the parses' confidences and the tagger's own certainty), and stores it unless,
+    two-fold, it is behind the search's own choice:
     parse (tokens, text; explain and the spaCy component too) then uses it at this Θ̂ and with this
     --aggregator, at any beam and number of alternatives. It prints the dev F1 of the best
     tagging alone, of the search's choice, and of the chooser, in sample and two-fold (fitted on half
@@ -222,6 +223,10 @@ def calibrate_tags_command(db: Path, theta: float | str, beam: int, max_pops: in
         kept = ("parse keeps the search's choice" if fit.in_force is None else
                 f"parse still uses tag chooser {fit.in_force}, fitted earlier at this Θ̂ (--no-tag-chooser: "
                 "the search's choice)")
+        if fit.not_stored == "behind":
+            click.echo(f"nothing stored: two-fold the chooser ({fit.f1_two_fold:.2f}) is behind the search's "
+                       f"own choice ({fit.f1_rule:.2f}), so it would not help on new text; {kept}")
+            return
         click.echo(f"nothing stored: only {fit.pairs} tagging(s) of the dev set parse differently from the "
                    f"best tagging, fewer than the {MIN_PAIRS} a fit needs; {kept}")
         return

@@ -47,6 +47,7 @@ from clparse.read import Tree, format_tree, parse_tree, read_trees
 from clparse.search.restore import restore_tokens
 from clparse.store.database import init_database
 from clparse.train import StopRule, format_status, label_status, train
+from clparse.search.aggregate import AGGREGATORS, DEFAULT_AGGREGATOR
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from pcfg import load_gum, parse_timed, train_pcfg
@@ -68,7 +69,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--points", type=int, default=6)
     parser.add_argument("--beam", type=int, default=1)
-    parser.add_argument("--aggregator", choices=("sum", "maxmin"), default="sum",
+    parser.add_argument("--aggregator", choices=AGGREGATORS, default=DEFAULT_AGGREGATOR,
                         help="how parses are scored in calibration and parsing (parse's default: sum); "
                              "calibrations and cached parses are kept per aggregator")
     parser.add_argument("--thetas", default=None, help="comma-separated Θ̂ values instead of the default grid")

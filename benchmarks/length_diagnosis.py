@@ -42,6 +42,7 @@ from clparse.evaluate import EvalbParams, Totals, evaluate
 from clparse.parser import Parser
 from clparse.read import Tree, format_tree, parse_tree, read_trees
 from clparse.diagnose import OUTCOMES, Diagnosis, diagnose
+from clparse.search.aggregate import AGGREGATORS, DEFAULT_AGGREGATOR
 
 BUCKETS = (("<= 15", 1, 15), ("16-25", 16, 25), ("26-40", 26, 40), ("> 40", 41, 10**9))
 
@@ -111,7 +112,7 @@ def main() -> None:
     parser.add_argument("--theta", required=True, help="Θ̂ to rebuild the model at (a number, or best)")
     parser.add_argument("--beam", type=int, default=1000)
     parser.add_argument("--max-pops", type=int, default=10_000)
-    parser.add_argument("--aggregator", choices=("sum", "maxmin"), default="sum",
+    parser.add_argument("--aggregator", choices=AGGREGATORS, default=DEFAULT_AGGREGATOR,
                         help="how parses are scored (parse's default: sum); the model's own score decides "
                              "search against model errors")
     parser.add_argument("--gold-max-pops", type=int, default=10_000, help="pop cap of the gold searches")

@@ -58,6 +58,7 @@ from clparse.preprocess.pipeline import sentence_length
 from clparse.read import Tree, read_trees
 from clparse.search.restore import restore_tokens
 from clparse.search.scorer import CandidateScorer, CompiledModel
+from clparse.search.aggregate import AGGREGATORS, DEFAULT_AGGREGATOR
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from pcfg import GUM, load_gum, parse_timed, train_pcfg
@@ -194,7 +195,7 @@ def main() -> None:
                         help="the first N dev sentences (default: all)")
     parser.add_argument("--beams", default="1,1000", help="comma-separated beam widths")
     parser.add_argument("--max-pops", type=int, default=10_000)
-    parser.add_argument("--aggregator", choices=("sum", "maxmin"), default="sum",
+    parser.add_argument("--aggregator", choices=AGGREGATORS, default=DEFAULT_AGGREGATOR,
                         help="how parses are scored (parse's default: sum)")
     parser.add_argument("--dev", default="stored", help="stored, a word limit (15), or all")
     parser.add_argument("--reference", action="store_true",

@@ -33,6 +33,7 @@ from clparse.evaluate.significance import compare
 from clparse.parser import Parser, rule_pick
 from clparse.preprocess.pipeline import sentence_length
 from clparse.read.ptb import format_tree
+from clparse.search.aggregate import AGGREGATORS, DEFAULT_AGGREGATOR
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -41,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--theta", default="best")
     ap.add_argument("--beam", type=int, default=100)
     ap.add_argument("--alternatives", type=int, default=3)
-    ap.add_argument("--aggregator", choices=("sum", "maxmin"), default="sum")
+    ap.add_argument("--aggregator", choices=AGGREGATORS, default=DEFAULT_AGGREGATOR)
     ap.add_argument("--out", type=Path, default=None, help="write each row's trees here")
     ap.add_argument("--limit", type=int, default=None, help="only the first N dev sentences")
     args = ap.parse_args(argv)

@@ -29,6 +29,7 @@ from clparse.errors import ClparseError, ParameterError
 from clparse.features.describe import candidate_features
 from clparse.features.space import feature_text
 from clparse.read.ptb import format_tree, format_tree_indented
+from clparse.search.aggregate import DEFAULT_AGGREGATOR
 from clparse.search.derivation import constituents as replay
 
 if TYPE_CHECKING:
@@ -107,7 +108,8 @@ class Explanation:
     fallback: str | None = None  # why the tree is flat (then no classifier built a phrase of it)
     completion: str | None = None  # why the search finished greedily at the pop cap, if it did
     top: int = 3
-    aggregator: str = "sum"  # how the search ranked parses (max-min: the lowest confidence is the score)
+    # how the search ranked parses (max-min: the lowest confidence is the score)
+    aggregator: str = DEFAULT_AGGREGATOR
 
     @property
     def ptb(self) -> str:

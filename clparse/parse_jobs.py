@@ -103,7 +103,7 @@ def worker_options(parser: Any) -> dict[str, Any]:
     chooser the parent parses with (``chooser_weights``: its weights, or None). The parent's own chooser,
     not one the worker reads from the database: after ``parser.options.aggregator`` changed, or with a
     chooser set by hand, the stored one is not the parent's."""
-    chooser = getattr(parser, "active_chooser", None)  # a stand-in parser (tests) may have none
+    chooser = parser.active_chooser
     return {**asdict(parser.options), "chooser_weights": None if chooser is None else list(chooser.weights)}
 
 

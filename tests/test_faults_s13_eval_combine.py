@@ -139,7 +139,7 @@ def test_ctrl_c_on_a_local_cluster_stops_its_busy_workers_at_once(tmp_path: Path
     db = tmp_path / "db.sqlite"
     db.write_bytes(b"")  # the workers stat it; SlowParse's parser never reads it
     parser = SimpleNamespace(source=db, model=SimpleNamespace(label_thetas=None, theta=3.0),
-                             options=SearchOptions())
+                             options=SearchOptions(), active_chooser=None)
     pressed: list[float] = []
 
     def sentences() -> Iterator[tuple[list[str], None]]:

@@ -348,9 +348,12 @@ def test_the_command_line_and_the_library_share_the_search_limit() -> None:
     # written twice: the command line's options must not import the parser's module (numba) for --help
     from clparse import parser
     from clparse.cli import options
+    from clparse.search.aggregate import AGGREGATORS
 
     assert options.SEARCH_LIMIT == parser.SEARCH_LIMIT
     assert options.AGGREGATOR == parser.DEFAULT_AGGREGATOR
+    assert set(options.AGGREGATOR_CHOICES) == set(AGGREGATORS)
+    assert options.AGGREGATOR_CHOICES[0] == options.AGGREGATOR  # --help lists the default first
 
 
 def test_cli_ptb_input_reads_its_own_empty_parse_back(trained_db: Path, tmp_path: Path) -> None:

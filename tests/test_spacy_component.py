@@ -190,6 +190,9 @@ def test_the_aggregator_setting_is_parses(trained_db: Path) -> None:
             assert doc[:]._.parse_string == str(parser.parse(words).tree)
             got[aggregator].append(doc[:]._.parse_string)
     assert got[None] == got["sum"]
+    from clparse.search.aggregate import DEFAULT_AGGREGATOR
+
+    assert component.DEFAULT_CONFIG["aggregator"] == DEFAULT_AGGREGATOR  # the config's default is parse's
     differ = sum(a != b for a, b in zip(got["sum"], got["maxmin"]))
     assert differ
 

@@ -18,13 +18,17 @@ from clparse.store.database import Database
 BEST_USE = "parse with --theta best, or this number in full"
 
 
-def best_use(aggregator: str) -> str:
-    """:data:`BEST_USE` for a calibration made with ``aggregator``: ``--theta best`` reads the latest
-    calibration made with the parser's aggregator (the summed loss unless ``--aggregator maxmin``)."""
+def theta_best(aggregator: str) -> str:
+    """The options that parse at the best Θ̂ of a calibration made with ``aggregator``: ``--theta best``
+    reads the latest calibration made with the parser's aggregator (the default unless named)."""
     from clparse.search.aggregate import DEFAULT_AGGREGATOR
 
-    return BEST_USE if aggregator == DEFAULT_AGGREGATOR else (
-        f"parse with --aggregator {aggregator} --theta best, or this number in full")
+    return "--theta best" if aggregator == DEFAULT_AGGREGATOR else f"--aggregator {aggregator} --theta best"
+
+
+def best_use(aggregator: str) -> str:
+    """:data:`BEST_USE` for a calibration made with ``aggregator``."""
+    return f"parse with {theta_best(aggregator)}, or this number in full"
 
 
 def format_points(points: Sequence[Any], best: float | None, use: str = BEST_USE) -> str:
@@ -70,8 +74,7 @@ def format_report(db: str | Path, show_labels: bool = False) -> str:
     for row, points in calibrations:
         settings = json.loads(row["settings_json"])
         aggregator = settings["aggregator"]
-        # the calibration `--theta best` reads when parsing with this one's aggregator (as best_theta)
-        latest = store.latest_best(aggregator) or store.latest_best()
+        latest = store.read_by_theta_best(aggregator)  # for a parser scoring as this calibration did
         title = (f"calibration {row['id']}: beam {settings['beam']}, max pops {settings['max_pops']}, "
                  f"{aggregator}, {settings['tags']} tags, dev from {settings['dev']}")
         blocks.append(title + "\n" + format_points(points, row["best_theta"],
@@ -115,7 +118,7 @@ def _best_use(calibration_id: int, latest: tuple[int, float] | None, store: Cali
     ``calibrate --per-label`` it reads the per-label Θ̂, not this number (every calibration's line said
     "--theta best, or this number in full")."""
     per_label = store.per_label_thetas(calibration_id) is not None
-    best = "--theta best" if best_use(aggregator) == BEST_USE else f"--aggregator {aggregator} --theta best"
+    best = theta_best(aggregator)
     if latest is None or latest[0] != calibration_id:
         where = f"{best} reads calibration {latest[0]}" if latest else f"{best} reads another"
         return (f"{where}; give --theta this number in full to parse at it"

@@ -12,6 +12,7 @@ from clparse import api
 from clparse.cli.core import LIMIT, main, one_line, verbose
 from clparse.cli.options import (
     AGGREGATOR,
+    AGGREGATOR_CHOICES,
     CALIBRATION_BEAM,
     DB_OPTION,
     PARSE_BEAM,
@@ -170,7 +171,7 @@ def _calibrate_per_label(db: Path, settings: api.CalibrationSettings, passes: in
               help="Agenda size the dev set is parsed with (parse's default).")
 @click.option("--max-pops", type=click.IntRange(min=1, max=SEARCH_LIMIT), default=10_000, show_default=True,
               help="Pop cap the dev set is parsed with (parse's default).")
-@click.option("--aggregator", type=click.Choice(["sum", "maxmin"]), default=AGGREGATOR, show_default=True,
+@click.option("--aggregator", type=click.Choice(AGGREGATOR_CHOICES), default=AGGREGATOR, show_default=True,
               help="How the dev parses are scored (parse's default): parse uses the chooser with this "
                    "aggregator only.")
 @click.option("--tag-alternatives", type=click.IntRange(min=1), default=3, show_default=True,

@@ -200,7 +200,7 @@ def best_theta(db: Database | str | Path, aggregator: str | None = None) -> Thet
 
     database = Database.of(db, readonly=True)
     store = Calibrations(database)
-    found = (aggregator is not None and store.latest_best(aggregator)) or store.latest_best()
+    found = store.read_by_theta_best(aggregator)
     if found is None:
         with database.raw() as connection:  # no run at all: "run calibrate" led to "prepare has no dev"
             reading.run(connection, database.path)  # raises "no prepared run; run clparse prepare"

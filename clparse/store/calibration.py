@@ -77,6 +77,11 @@ class Calibrations:
             row = connection.execute(query.order_by(c.c.updated_at.desc(), c.c.id.desc()).limit(1)).first()
         return None if row is None else (int(row[0]), float(row[1]))
 
+    def read_by_theta_best(self, aggregator: str | None = None) -> tuple[int, float] | None:
+        """(id, best Θ̂) of the calibration ``--theta best`` reads for a parser scoring with ``aggregator``:
+        the latest made with it, else (or with None) the latest of any."""
+        return (aggregator is not None and self.latest_best(aggregator)) or self.latest_best()
+
     def best_theta(self, calibration_id: int) -> float | None:
         c = schema.calibrations
         with self.db.reading() as connection:

@@ -109,6 +109,7 @@ class _StandInParser:
     source = "/nonexistent.sqlite"
     model = _Model()
     options = _Options()
+    active_chooser = None  # no tag chooser for the workers
 
     def parse(self, sentence: list[str]) -> str:
         time.sleep(0.2 if sentence[0] == "slow" else 0.0)

@@ -96,6 +96,15 @@ class Constituent:
         return math.fsum(k for i, k in enumerate(self.kappas, 1) if i not in shown)
 
 
+# The line that says what the parse's score is, by aggregator (clparse.search.aggregate).
+RANKED_BY = {
+    "sum": "The search ranked parses by the summed logistic loss of their phrases' confidences "
+           "(--aggregator sum).",
+    "maxmin": "The search ranked parses by their lowest confidence, then the next lowest (--aggregator "
+              "maxmin).",
+}
+
+
 @dataclass
 class Explanation:
     """A sentence's parse and, for every phrase built by a classifier, its confidence taken apart."""
@@ -108,7 +117,7 @@ class Explanation:
     fallback: str | None = None  # why the tree is flat (then no classifier built a phrase of it)
     completion: str | None = None  # why the search finished greedily at the pop cap, if it did
     top: int = 3
-    # how the search ranked parses (max-min: the lowest confidence is the score)
+    # how the search ranked parses (clparse.search.aggregate): what the parse's score is
     aggregator: str = DEFAULT_AGGREGATOR
 
     @property
@@ -120,6 +129,7 @@ class Explanation:
         return {
             "db": str(self.db),
             "theta": self.theta,
+            "aggregator": self.aggregator,
             "tokens": [w for w, _ in self.tagged],
             "tags": [t for _, t in self.tagged],
             "ptb": self.ptb,
@@ -155,6 +165,7 @@ class Explanation:
                   "confidence of the leaf its candidate reaches;",
                   f"the trees with the largest |κ| are shown (up to {self.top}), with the features tested on "
                   "the way."]
+        lines.append(RANKED_BY.get(self.aggregator, f"The search ranked parses with {self.aggregator!r}."))
         score = ": the parse's score (max-min)" if self.aggregator == "maxmin" else ""
         for c in self.constituents:
             flag = f"   <- the lowest{score}" if c.lowest else ""

@@ -135,6 +135,7 @@ def to_dict(result: ParseResult) -> dict[str, Any]:
         "fallback": result.fallback,
         "completion": result.completion,
         "pops": result.pops,
+        "aggregator": result.aggregator,
         "trees": [{
             "ptb": format_tree(parsed.tree),
             "score": parsed.score,
@@ -166,7 +167,7 @@ def from_dict(data: dict[str, Any], kbest: int | None = None) -> ParseResult:
     return ParseResult(trees[0].tree, list(zip(data["tokens"], data["tags"])), data["fallback"], data["pops"],
                        data["completion"], trees=trees,
                        offsets=None if offsets is None else [(s, e) for s, e in offsets],
-                       text=data["text"], kbest=kbest)
+                       text=data["text"], kbest=kbest, aggregator=data.get("aggregator"))
 
 
 @dataclass
@@ -183,6 +184,9 @@ class ParseResult:
     offsets: list[tuple[int, int]] | None = None  # text input: each token's characters, [start, end)
     text: list[str] | None = None  # text input: each token's characters as the input has them
     kbest: int = 1  # the K asked for (the list may be shorter)
+    # what the scores mean: the search's aggregator ("sum", "maxmin"); None where no search ranked the
+    # trees (a combination's vote)
+    aggregator: str | None = None
 
     def __post_init__(self) -> None:
         if not self.trees:

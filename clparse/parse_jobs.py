@@ -83,7 +83,7 @@ def start_method() -> str:
 #: One sentence's result as plain data (:func:`plain`): tokens with tags, offsets, characters, fallback,
 #: completion, pops, the K asked for, and per tree, best first, its PTB text, score, derivation confidences
 #: and per-phrase confidences.
-Payload = tuple[list[tuple[str, str]], Any, Any, Any, Any, int, int,
+Payload = tuple[list[tuple[str, str]], Any, Any, Any, Any, int, int, str | None,
                 list[tuple[str, Any, tuple[float, ...], list[Any]]]]
 
 
@@ -180,7 +180,7 @@ def plain(result: Any) -> Payload:
     trees = [(format_tree(parsed.tree), parsed.score, parsed.confidences, parsed.confidence_per_phrase())
              for parsed in result.trees]
     return (result.tagged, result.offsets, result.text, result.fallback, result.completion, result.pops,
-            result.kbest, trees)
+            result.kbest, result.aggregator, trees)
 
 
 def rebuilt(payload: Payload) -> Any:
@@ -189,13 +189,13 @@ def rebuilt(payload: Payload) -> Any:
     from clparse.output import ParsedTree, ParseResult
     from clparse.read.ptb import iter_trees_from_lines
 
-    tagged, offsets, text, fallback, completion, pops, kbest, entries = payload
+    tagged, offsets, text, fallback, completion, pops, kbest, aggregator, entries = payload
     trees = []
     for ptb, score, confidences, phrases in entries:
         (tree,) = iter_trees_from_lines([ptb], "<result>", allow_empty=True)
         trees.append(ParsedTree(tree, score, confidences, phrase_confidences=phrases))
     return ParseResult(trees[0].tree, tagged, fallback, pops, completion, trees=trees, offsets=offsets,
-                       text=text, kbest=kbest)
+                       text=text, kbest=kbest, aggregator=aggregator)
 
 
 # --------------------------------------------------------------------- the parent side

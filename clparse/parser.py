@@ -500,6 +500,7 @@ class Parser:
         """:meth:`parse_tagged` of pairs already checked and spelled (:func:`_clean_pairs`)."""
         words = [i for i, (_, t) in enumerate(tagged) if t != EMPTY_ELEMENT_TAG]
         result = self._parse([(tagged[i][0], tagged[i][1]) for i in words], brackets)
+        result.aggregator = self.options.aggregator  # what its scores mean
         if source is not None:
             result.offsets = [source.offsets[i] for i in words]
             result.text = [source.chars[i] for i in words]

@@ -178,6 +178,18 @@ def test_json_parses_and_holds_the_text(trained_db: Path) -> None:
         assert f"confidence {c['confidence']:+.4f} from {c['trees']} trees" in text
 
 
+@pytest.mark.parametrize("aggregator", ["sum", "maxmin"])
+def test_the_aggregator_is_named_in_the_text_and_the_json(trained_db: Path, aggregator: str) -> None:
+    # the score means another thing under each aggregator: both outputs say which
+    data = json.loads(explained(trained_db, "--json", "--aggregator", aggregator, SENTENCE).stdout)
+    assert data["aggregator"] == aggregator
+    text = explained(trained_db, "--aggregator", aggregator, SENTENCE).stdout
+    assert f"(--aggregator {aggregator}" in text
+    assert ("the parse's score (max-min)" in text) == (aggregator == "maxmin")
+    default = json.loads(explained(trained_db, "--json", SENTENCE).stdout)
+    assert default["aggregator"] == "sum"
+
+
 def test_tagged_input_keeps_its_tags(trained_db: Path) -> None:
     data = json.loads(explained(trained_db, "--json", "--input-format", "tagged", "Dogs/NNS bark/VBP").stdout)
     assert data["tags"] == ["NNS", "VBP"]

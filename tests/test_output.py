@@ -7,6 +7,7 @@ Everything reads the session's ``trained_db`` at Θ̂ = 3 with a small beam (k-b
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -205,6 +206,22 @@ def test_flat_and_empty_sentences_in_json(trained_db: Path) -> None:
     assert empty["trees"][0]["constituents"][0]["start"] == empty["trees"][0]["constituents"][0]["end"] == 0
     assert parsed["fallback"] is None and all(c["confidence"] is not None
                                               for t in parsed["trees"] for c in t["constituents"])
+
+
+@pytest.mark.parametrize("aggregator", ["sum", "maxmin", None])
+def test_json_names_the_aggregator_its_scores_come_from(trained_db: Path, aggregator: str | None) -> None:
+    # a score alone does not say whether it is a summed loss or a lowest confidence
+    given = [] if aggregator is None else ["--aggregator", aggregator]
+    results = json_lines(parse_cli(trained_db, "--format", "json", "--kbest", "3", *given,
+                                   stdin="The dog barked at the cat .\nShe sleeps .\n"))
+    named = aggregator or "sum"  # the default
+    for result in results:
+        assert result["aggregator"] == named
+        for tree in result["trees"]:
+            lowest = min(tree["confidences"])
+            summed = -sum(math.log1p(math.exp(-c)) for c in tree["confidences"])
+            assert tree["score"] == pytest.approx(summed if named == "sum" else lowest)
+        assert from_dict(result).aggregator == named
 
 
 def test_a_sentence_of_any_length_gets_a_tree_by_default(trained_db: Path) -> None:

@@ -22,8 +22,6 @@ serialisation and the output formats: :mod:`clparse.output` (docs/output.md).
 from __future__ import annotations
 
 import io
-import json
-import math
 import numbers
 import os
 import threading
@@ -46,6 +44,7 @@ from clparse.search.best_first import Scorer
 from clparse.search.brackets import BracketedScorer, BracketError, Brackets
 from clparse.search.restore import flat_tree, item_tree, restore_tokens
 from clparse.store import reading
+from clparse.store.chooser_rows import chooser_weights
 from clparse.store.database import Database
 from clparse.tag.choice import FEATURES, TagChooser, theta_key
 
@@ -192,13 +191,8 @@ def _stored_chooser(connection: Any, path: Path, model: ParserModel,
     found = reading.tag_chooser(connection, key, aggregator)
     if found is not None:
         chooser_id, weights_json = found
-        try:
-            weights = json.loads(weights_json)
-            values = tuple(float(weights[name]) for name in FEATURES)
-            usable = list(weights) == list(FEATURES) and all(math.isfinite(v) for v in values)
-        except (ValueError, TypeError, KeyError):
-            usable = False
-        if not usable:
+        values = chooser_weights(weights_json)
+        if values is None:
             raise DatabaseError(f"{path}: tag chooser {chooser_id} is damaged (its weights_json is not the "
                                 f"weights of {', '.join(FEATURES)}); fit it again with `clparse "
                                 f"calibrate-tags --db {path}`, or parse with --no-tag-chooser")

@@ -371,6 +371,34 @@ def test_a_damaged_chooser_row_is_one_line_and_no_tag_chooser_still_parses(
     assert invoke_cli(["parse", "--db", db, "--theta", 3.0, text]).exit_code == 0
 
 
+def test_check_names_a_damaged_chooser_row_and_report_still_lists_the_rest(
+        fitted: tuple[Path, tag_chooser.ChooserFit]) -> None:
+    from clparse.search.aggregate import AGGREGATORS
+    from clparse.store.verify import CHOOSER_AGGREGATORS
+    from tests.conftest import write_sql
+
+    assert sorted(CHOOSER_AGGREGATORS) == sorted(AGGREGATORS)
+    db, fit = fitted
+    assert invoke_cli(["check", "--db", db]).exit_code == 0  # a sound row passes
+    not_weights = "weights_json is not the weights"
+    boolean = """'{"bias": 1, "lowest": 1, "loss": 1, "certainty": true}'"""
+    reordered = """'{"lowest": 1, "bias": 1, "loss": 1, "certainty": 1}'"""
+    for column, value, says in (("weights_json", "'not json'", not_weights),
+                                ("weights_json", boolean, not_weights),
+                                ("weights_json", reordered, not_weights),
+                                ("aggregator", "'mean'", "aggregator 'mean'")):
+        write_sql(db, f"UPDATE tag_choosers SET {column} = {value} WHERE id = {fit.chooser_id}")
+        done = invoke_cli(["check", "--db", db])
+        assert done.exit_code == 1 and "Traceback" not in done.stderr
+        assert f"tag chooser {fit.chooser_id} is damaged" in done.stderr and says in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+        shown = invoke_cli(["report", "--db", db])  # the report still shows every row
+        assert shown.exit_code == 0 and "tag choosers" in shown.stdout, shown.stderr
+        write_sql(db, f"UPDATE tag_choosers SET weights_json = '{json.dumps(fit.weights)}', "
+                      f"aggregator = 'sum' WHERE id = {fit.chooser_id}")
+    assert invoke_cli(["check", "--db", db]).exit_code == 0
+
+
 def test_stopped_after_the_last_sentence_stores_nothing(db_copy: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tag_chooser, "MIN_PAIRS", 1)

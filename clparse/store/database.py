@@ -607,7 +607,7 @@ class Database:
         self.path = Path(path)
         self.readonly = readonly
         # allow_older: a reader of tables every schema since has kept as they are (read-only)
-        check_database(self.path, upgrade=not readonly, allow_older=allow_older and readonly)
+        self.revision = check_database(self.path, upgrade=not readonly, allow_older=allow_older and readonly)
         # How a read-only connection opens the file, decided once, now (as the engine's connections do).
         self._mode = mode_of(self.path) if readonly else None
         self._engine: sqlalchemy.Engine | None = None

@@ -10,6 +10,7 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from clparse.store import schema
+from clparse.store.chooser_rows import WEIGHT_NAMES, chooser_weights
 from clparse.store.database import Database
 from clparse.store.stamps import now
 
@@ -50,10 +51,12 @@ def write(db: Database | str | Path, chooser: StoredChooser) -> int:
 
 
 def fits(db: Database | str | Path) -> list[dict[str, object]]:
-    """Every stored chooser, oldest first, as a row of ``tag_choosers`` (weights as a dict)."""
+    """Every stored chooser, oldest first, as a row of ``tag_choosers`` (weights as a dict, or None if
+    the row's are damaged)."""
     t = schema.tag_choosers
     with Database.of(db, readonly=True).reading() as connection:
         rows = [dict(row) for row in connection.execute(sa.select(t).order_by(t.c.id)).mappings()]
-    for row in rows:
-        row["weights"] = json.loads(str(row.pop("weights_json")))
+    for row in rows:  # a damaged row's weights are None (`clparse check` names it); the rest still shows
+        values = chooser_weights(row.pop("weights_json"))
+        row["weights"] = None if values is None else dict(zip(WEIGHT_NAMES, values))
     return rows

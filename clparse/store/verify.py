@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from clparse.errors import DatabaseError
 from clparse.store import blobs
+from clparse.store.chooser_rows import WEIGHT_NAMES, chooser_weights
 from clparse.store.database import DAMAGED, Database, check_database
 
 if TYPE_CHECKING:  # SQLAlchemy is imported where it is used: loading a parser verifies trees without it
@@ -33,6 +34,10 @@ NODE_COLUMNS = ("node", "parent", "depth", "feature_id", "true_child", "false_ch
 _INTS = 8
 #: The schema revision that added the checksums.
 CHECKSUMS_SINCE = "0008"
+#: The schema revision that gave tag choosers their aggregator column (0010 added the table).
+TAG_CHOOSER_AGGREGATOR_SINCE = "0011"
+#: The aggregators a chooser can be fitted with (search.aggregate.AGGREGATORS; a test keeps them equal).
+CHOOSER_AGGREGATORS = ("maxmin", "sum")
 _HEAD = struct.Struct("<qqd")  # label_id, iteration, theta
 _NODE = struct.Struct("<H8q5d")  # null mask, the integers, the floats
 
@@ -86,9 +91,10 @@ class Problem:
 
     table: str
     row: str  # e.g. "iteration 12 of NP", "feature_rows chunk 3"
+    why: str = "fails its checksum"
 
     def __str__(self) -> str:
-        return f"{self.row} fails its checksum"
+        return f"{self.row} {self.why}"
 
 
 def damaged(path: str | Path, problems: Sequence[Problem]) -> DatabaseError:
@@ -213,12 +219,38 @@ def tagger_problems(connection: sa.Connection) -> list[Problem]:
     return problems
 
 
+def tag_chooser_problems(connection: sa.Connection) -> list[Problem]:
+    """Stored tag choosers that are not a chooser: weights that are not the four named finite numbers, or
+    an aggregator the search does not have. ``parse`` refuses such a row only when it would use it (the
+    latest at its Θ̂ and aggregator); a check finds it before."""
+    import sqlalchemy as sa
+
+    from clparse.store import schema
+
+    tc = schema.tag_choosers
+    problems = []
+    for chooser_id, weights_json, aggregator in connection.execute(
+            sa.select(tc.c.id, tc.c.weights_json, tc.c.aggregator).order_by(tc.c.id)):
+        if chooser_weights(weights_json) is None:
+            problems.append(Problem("tag_choosers", f"tag chooser {chooser_id}",
+                                    f"is damaged (its weights_json is not the weights of "
+                                    f"{', '.join(WEIGHT_NAMES)})"))
+        elif aggregator not in CHOOSER_AGGREGATORS:
+            problems.append(Problem("tag_choosers", f"tag chooser {chooser_id}",
+                                    f"is damaged (aggregator {aggregator!r}, not one of "
+                                    f"{', '.join(CHOOSER_AGGREGATORS)})"))
+    return problems
+
+
 def verify_checksums(db: Database | str | Path) -> list[Problem]:
     """Every stored tree and blob row whose checksum does not match what it holds, in table order:
     iterations (per label by name, then iteration), feature_rows, label_examples, margin_checkpoints,
-    label_training, taggers. Empty: everything is as it was written (or the schema is older than
-    revision 0008, which stores no checksums: ``clparse init`` upgrades it and computes them)."""
-    if not isinstance(db, Database) and check_database(db, upgrade=False, allow_older=True) < CHECKSUMS_SINCE:
+    label_training, taggers; then tag choosers that are not one (:func:`tag_chooser_problems`). Empty:
+    everything is as it was written (or the schema is older than revision 0008, which stores no
+    checksums: ``clparse init`` upgrades it and computes them)."""
+    revision = db.revision if isinstance(db, Database) else \
+        check_database(db, upgrade=False, allow_older=True)
+    if revision < CHECKSUMS_SINCE:
         return []
     # an older schema since checksums (the .bak an upgrade leaves) holds these tables as they are now
     database = Database.of(db, readonly=True, allow_older=True)
@@ -230,6 +262,8 @@ def verify_checksums(db: Database | str | Path) -> list[Problem]:
         for table in ("feature_rows", "label_examples", "margin_checkpoints", "label_training"):
             problems += blob_problems(connection, table, names)
         problems += tagger_problems(connection)
+        if revision >= TAG_CHOOSER_AGGREGATOR_SINCE:  # the table, and its aggregator column
+            problems += tag_chooser_problems(connection)
     return problems
 
 

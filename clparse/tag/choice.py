@@ -25,13 +25,14 @@ from dataclasses import dataclass
 
 from clparse.output import ParseResult
 from clparse.search.aggregate import logistic_loss
+from clparse.store.chooser_rows import WEIGHT_NAMES
 
 #: Why a run whose stored tagger is not the CRF gets no chooser (said after the database's name).
 NOT_CRF = ("its stored tagger is not the CRF, which alone gives other taggings to choose among (prepare "
            "again with --tagger crf, the default)")
 
-#: The chooser's inputs, in the order of its weights.
-FEATURES = ("bias", "lowest", "loss", "certainty")
+#: The chooser's inputs, in the order of its weights (as a stored row holds them).
+FEATURES = WEIGHT_NAMES
 
 
 def pair_features(best: ParseResult, other: ParseResult, certainty: float) -> tuple[float, ...] | None:

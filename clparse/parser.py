@@ -188,7 +188,8 @@ def _stored_chooser(connection: Any, path: Path, model: ParserModel,
     choosers were fitted at other Θ̂ or aggregators only, a note saying so. A stored row that is not a
     chooser's weights is refused in one line."""
     key = theta_key(model.theta, model.label_thetas)
-    found = reading.tag_chooser(connection, key, aggregator)
+    tagger = reading.tagger_name(connection)
+    found = reading.tag_chooser(connection, key, aggregator, tagger)
     if found is not None:
         chooser_id, weights_json = found
         values = chooser_weights(weights_json)
@@ -200,7 +201,8 @@ def _stored_chooser(connection: Any, path: Path, model: ParserModel,
     fitted = reading.tag_chooser_fits(connection)
     if not fitted:
         return None, None
-    return None, (f"the tag chooser was fitted at Θ̂ {', '.join(fitted)}, not this Θ̂ and aggregator: "
+    return None, (f"the tag chooser was fitted at Θ̂ {', '.join(fitted)}, not this Θ̂, aggregator "
+                  f"({aggregator}) and tagger ({tagger}): "
                   "choosing among taggings by the search's score instead (run `clparse calibrate-tags` with "
                   "these settings)")
 

@@ -161,6 +161,7 @@ def fit_tag_chooser(db: str | Path, theta: float | str = "best", beam: int = 100
     everything = range(len(sentences))
     x, y = training_pairs(sentences, everything)
     key = theta_key(parser.model.theta, parser.model.label_thetas)
+    tagger = str(parser.tagger.name)  # type: ignore[union-attr]  # crf or crf+net: a chooser is fitted to one
     weights = fit_logistic(x, y)
     chooser = TagChooser(tuple(float(w) for w in weights))
     aggregator = parser.options.aggregator
@@ -180,10 +181,10 @@ def fit_tag_chooser(db: str | Path, theta: float | str = "best", beam: int = 100
         from clparse.store.database import Database
 
         with Database(db, readonly=True) as database, database.raw() as connection:
-            earlier = reading.tag_chooser(connection, key, aggregator)
+            earlier = reading.tag_chooser(connection, key, aggregator, reading.tagger_name(connection))
         return ChooserFit(**{**fit.__dict__, "in_force": None if earlier is None else earlier[0],
                              "not_stored": not_stored})
-    stored = tag_choosers.StoredChooser(key, beam, max_pops, aggregator, alternatives, fit.weights,
+    stored = tag_choosers.StoredChooser(key, beam, max_pops, aggregator, tagger, alternatives, fit.weights,
                                         fit.sentences, fit.pairs, fit.f1_best, fit.f1_rule, fit.f1_chooser,
                                         fit.f1_two_fold, fit.seconds, clparse.__version__)
     return ChooserFit(**{**fit.__dict__, "chooser_id": tag_choosers.write(db, stored)})

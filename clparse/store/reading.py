@@ -26,7 +26,7 @@ from clparse.store.verify import NODE_COLUMNS, Problem, checked_trees, damaged
 PARSER_TABLES = ("alembic_version", "runs", "labels", "label_training", "iterations", "tree_nodes",
                  "features", "vocabulary", "taggers", "calibrations", "calibration_points",
                  "calibration_labels", "label_theta_steps", "combinations", "combination_members",
-                 "tag_choosers")
+                 "tag_choosers", "tagger_nets")
 #: What that damage check walks: every table a parser reads but ``label_training``, whose rows carry each
 #: label's margin vector (450 MB of a 6 GB run: 4 s of a cold disk) in a column parsing never reads; the
 #: few pages of it that parsing does read, SQLite checks as it reads them.
@@ -66,11 +66,13 @@ def combination_error(connection: apsw.Connection, path: str | Path) -> Database
                          f"give one of its members' databases instead: {', '.join(members)}")
 
 
-def tag_chooser(connection: apsw.Connection, theta_key: str, aggregator: str) -> tuple[int, str] | None:
-    """(id, weights_json) of the latest tag chooser fitted at Θ̂ ``theta_key`` on parses of ``aggregator``,
-    or None."""
+def tag_chooser(connection: apsw.Connection, theta_key: str, aggregator: str,
+                tagger: str) -> tuple[int, str] | None:
+    """(id, weights_json) of the latest tag chooser fitted at Θ̂ ``theta_key`` on parses of ``aggregator``
+    from ``tagger``'s taggings (:func:`tagger_name`), or None."""
     row = connection.execute("SELECT id, weights_json FROM tag_choosers WHERE theta = ? AND aggregator = ? "
-                             "ORDER BY id DESC LIMIT 1", (theta_key, aggregator)).fetchone()
+                             "AND tagger = ? ORDER BY id DESC LIMIT 1",
+                             (theta_key, aggregator, tagger)).fetchone()
     if row is None:
         return None
     return int(row[0]), str(row[1])  # type: ignore[arg-type]
@@ -96,9 +98,18 @@ def has_dev(connection: apsw.Connection) -> bool:
 
 
 def tag_chooser_fits(connection: apsw.Connection) -> list[str]:
-    """The Θ̂ and aggregator of every stored tag chooser (``5 (sum)``), oldest first, each once."""
-    return [f"{theta} ({aggregator})" for theta, aggregator in connection.execute(
-        "SELECT theta, aggregator FROM tag_choosers GROUP BY theta, aggregator ORDER BY min(id)")]
+    """The Θ̂, aggregator and tagger of every stored tag chooser (``5 (sum, crf)``), oldest first, each
+    once."""
+    return [f"{theta} ({aggregator}, {tagger})" for theta, aggregator, tagger in connection.execute(
+        "SELECT theta, aggregator, tagger FROM tag_choosers GROUP BY theta, aggregator, tagger "
+        "ORDER BY min(id)")]
+
+
+def tagger_name(connection: apsw.Connection) -> str:
+    """Which tagger tags untagged input: ``crf+net`` with a tagger net stored beside the CRF (``clparse
+    train-tagger``), else ``crf`` (what a tag chooser records it was fitted with)."""
+    row = connection.execute("SELECT EXISTS (SELECT 1 FROM tagger_nets)").fetchone()
+    return "crf+net" if row and row[0] else "crf"
 
 
 def labels(connection: apsw.Connection) -> list[str]:

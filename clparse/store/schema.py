@@ -28,7 +28,7 @@ from sqlalchemy import (
 from clparse.store.engine import APPLICATION_ID  # noqa: F401
 
 #: Newest schema revision this clparse knows (the Alembic head).
-SCHEMA_REVISION = "0011"
+SCHEMA_REVISION = "0012"
 
 #: How every ``*_at`` column stores a time (clparse.store.stamps.now).
 _STAMP = "UTC, ISO 8601 to the second (2026-01-31T12:00:00+00:00)"
@@ -466,6 +466,10 @@ tag_choosers = Table(
     Column("aggregator", String, nullable=False, server_default="maxmin",
            comment="The aggregator the dev set was parsed with (sum or maxmin); parse uses the chooser with "
                    "that aggregator only. Revision 0011; rows from before it are maxmin."),
+    Column("tagger", String, nullable=False, server_default="crf",
+           comment="The tagger whose taggings it was fitted on: crf, or crf+net (the CRF with the tagger net "
+                   "of `clparse train-tagger`); parse uses the chooser with that tagger only. Revision 0012; "
+                   "rows from before it are crf."),
     Column("alternatives", Integer, nullable=False,
            comment="Taggings tried per sentence besides the best (parse --tag-alternatives)."),
     Column("weights_json", Text, nullable=False,
@@ -490,6 +494,32 @@ tag_choosers = Table(
     Column("created_at", String, nullable=False, comment=f"When it was stored; {_STAMP}."),
     comment="How parse chooses among the taggings of untagged input (`clparse calibrate-tags`): a logistic "
             "regression fitted on the run's dev set at one Θ̂. Revision 0010.",
+)
+
+
+tagger_nets = Table(
+    "tagger_nets", metadata,
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True,
+           comment="The run."),
+    Column("model_blob", LargeBinary, nullable=False,
+           comment="The net (clparse.tag.net): a 56-byte header (magic, format, SHA-256 of the rest, JSON "
+                   "length), a JSON header (words, characters, tags, array shapes), then float32 arrays."),
+    Column("crf_weight", Float, nullable=False,
+           comment="a in P(tag) ∝ P_crf^a · P_net^(1-a), the ensemble parse and tag use."),
+    Column("train_sentences", Integer, nullable=False, comment="Training sentences it learned from."),
+    Column("epochs", Integer, nullable=False, comment="Epochs trained."),
+    Column("kept_epoch", Integer, nullable=False,
+           comment="The epoch whose weights were kept: the best on the dev split (the last without one)."),
+    Column("seed", Integer, nullable=False, comment="The seed of its initial weights and batch order."),
+    Column("net_dev_accuracy", Float, comment="The net's own token accuracy on the dev split, 0 to 1."),
+    Column("dev_accuracy", Float,
+           comment="The CRF + net ensemble's token accuracy on the dev split, 0 to 1 (the CRF's alone is "
+                   "taggers.dev_accuracy)."),
+    Column("seconds", Float, nullable=False, comment="Wall time its training took, in seconds."),
+    Column("clparse_version", String, nullable=False, comment="The clparse version that trained it."),
+    Column("created_at", String, nullable=False, comment=f"When it was stored; {_STAMP}."),
+    comment="The tagger net `clparse train-tagger` trains beside the CRF: when present, parse, tag and "
+            "calibrate-tags tag with both (docs/tagger.md). One row per run. Revision 0012.",
 )
 
 

@@ -21,6 +21,7 @@ class StoredChooser:
     beam: int
     max_pops: int
     aggregator: str
+    tagger: str  # crf, or crf+net (clparse.store.reading.tagger_name)
     alternatives: int
     weights: dict[str, float]  # by input name, in the chooser's order
     sentences: int
@@ -40,7 +41,7 @@ def write(db: Database | str | Path, chooser: StoredChooser) -> int:
         run_id = connection.execute(sa.select(schema.runs.c.id)).scalar_one()
         key = connection.execute(sa.insert(schema.tag_choosers).values(
             run_id=run_id, theta=chooser.theta_key, beam=chooser.beam, max_pops=chooser.max_pops,
-            aggregator=chooser.aggregator, alternatives=chooser.alternatives,
+            aggregator=chooser.aggregator, tagger=chooser.tagger, alternatives=chooser.alternatives,
             weights_json=json.dumps(chooser.weights),
             sentences=chooser.sentences, pairs=chooser.pairs, f1_best=chooser.f1_best,
             f1_rule=chooser.f1_rule, f1_chooser=chooser.f1_chooser, f1_two_fold=chooser.f1_two_fold,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -41,3 +42,36 @@ class Taggers:
                 run_id=run_id, kind=kind, model_json=model if isinstance(model, str) else None,
                 model_blob=model if isinstance(model, bytes) else None, train_sentences=train_sentences,
                 dev_accuracy=dev_accuracy, seconds=seconds, created_at=now()))
+
+    def net(self) -> tuple[bytes, float] | None:
+        """(the tagger net's bytes, the CRF's weight beside it), or None if the run has no net."""
+        tn = schema.tagger_nets
+        with self.db.reading() as connection:
+            row = connection.execute(sa.select(tn.c.model_blob, tn.c.crf_weight)).first()
+        return None if row is None else (bytes(row[0]), float(row[1]))
+
+    def store_net(self, net: StoredNet) -> None:
+        """Keep the run's tagger net, replacing the one stored before (one transaction: a reader sees the
+        old net or the new one)."""
+        with self.db.transaction() as connection:
+            run_id = connection.execute(sa.select(schema.runs.c.id)).scalar_one()
+            connection.execute(schema.tagger_nets.delete())
+            connection.execute(schema.tagger_nets.insert().values(
+                run_id=run_id, model_blob=net.model, crf_weight=net.crf_weight,
+                train_sentences=net.train_sentences, epochs=net.epochs, kept_epoch=net.kept_epoch,
+                seed=net.seed, net_dev_accuracy=net.net_dev_accuracy, dev_accuracy=net.dev_accuracy,
+                seconds=net.seconds, clparse_version=net.clparse_version, created_at=now()))
+
+
+@dataclass(frozen=True)
+class StoredNet:
+    model: bytes
+    crf_weight: float
+    train_sentences: int
+    epochs: int
+    kept_epoch: int
+    seed: int
+    net_dev_accuracy: float | None
+    dev_accuracy: float | None
+    seconds: float
+    clparse_version: str

@@ -126,6 +126,8 @@ def _log_ratio(p_best: float, p_other: float) -> float:
 class CrfTagger:
     """Linear-chain CRF POS tagger (CRFsuite), trained locally; bytes in and out."""
 
+    name = "crf"  # which tagger a tag chooser was fitted on (tag_choosers.tagger)
+
     def __init__(self, data: bytes) -> None:
         """Open a model from :meth:`to_bytes` output; same as :meth:`from_bytes`."""
         data, feature_set, lexicon, model = _checked(data)

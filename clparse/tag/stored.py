@@ -18,8 +18,9 @@ from clparse.read import read_trees
 from clparse.read.ptb import parse_tree
 from clparse.store.database import Database
 from clparse.store.runs import Runs
-from clparse.store.taggers import Taggers
+from clparse.store.taggers import StoredNet, Taggers
 from clparse.tag.jackknife import NONE_TAG, TaggerSpec
+from clparse.tag.net_train import EpochResult, NetSettings, NetTraining
 
 __all__ = ["NONE_TAG", "PosTagger", "ensure_tagger", "load_tagger", "tagged_words"]
 
@@ -73,18 +74,70 @@ def ensure_tagger(db: Database | str | Path, train_files: Sequence[str | Path] =
 
 
 def load_tagger(db: Database | str | Path) -> PosTagger | None:
-    """The run's stored tagger, or None if it has none."""
-    found = Taggers(Database.of(db, readonly=True)).model()
+    """The run's stored tagger, or None if it has none: with a tagger net stored beside the CRF
+    (``clparse train-tagger``), the two as one (:class:`~clparse.tag.ensemble.EnsembleTagger`)."""
+    taggers = Taggers(Database.of(db, readonly=True))
+    found = taggers.model()
     if found is None:
         return None
     kind, model = found
     if kind == "crf" and isinstance(model, bytes):
         from clparse.tag.crf import CrfTagger
 
-        return CrfTagger.from_bytes(model)
+        crf = CrfTagger.from_bytes(model)
+        net = taggers.net()
+        if net is None:
+            return crf
+        from clparse.tag.ensemble import EnsembleTagger
+        from clparse.tag.net import TaggerNet
+
+        return EnsembleTagger(crf, TaggerNet.from_bytes(net[0]), net[1])
     if kind == "perceptron" and isinstance(model, str):
         from clparse.tag.perceptron import Tagger
 
         return Tagger.from_json(model)
     raise ConfigurationError(f"{Database.of(db, readonly=True).path}: stored tagger of unknown kind "
                              f"{kind!r}; a newer clparse made it")
+
+
+def train_tagger_net(db: Database | str | Path, train_files: Sequence[str | Path] = (),
+                     settings: NetSettings | None = None,
+                     on_epoch: Callable[[EpochResult], object] | None = None,
+                     should_stop: Callable[[], bool] = lambda: False) -> tuple[NetTraining, StoredNet] | None:
+    """Train the tagger net on ``train_files`` (every tree) or the stored training sentences, keep the epoch
+    best on the stored dev sentences, and store it beside the run's CRF (replacing a net stored before).
+    None, and nothing stored, if ``should_stop`` said so. Needs PyTorch (``clparse[neural]``)."""
+    from clparse import __version__
+    from clparse.tag.crf import CrfTagger
+    from clparse.tag.ensemble import CRF_WEIGHT, EnsembleTagger
+    from clparse.tag.net_train import train_net
+
+    database = Database.of(db)
+    runs, taggers = Runs(database), Taggers(database, readonly=False)
+    runs.run()  # refuses a database without a prepared run
+    found = taggers.model()
+    if found is None or found[0] != "crf":
+        raise ConfigurationError(f"{database.path}: the tagger net goes beside the CRF, and this run's "
+                                 "stored tagger is " + ("missing" if found is None else f"a {found[0]}") +
+                                 " (prepare again with --tagger crf, the default)")
+    if train_files:
+        train = [[(w, t) for w, t in tree.tagged_words() if t != NONE_TAG]
+                 for path in train_files for tree in read_trees(path)]
+    else:
+        train = [tagged_words(tree) for tree in runs.gold_trees("train")]
+    train = [sentence for sentence in train if sentence]
+    dev = [s for s in (tagged_words(tree) for tree in runs.gold_trees("dev")) if s]
+    settings = settings or NetSettings()
+    start = time.perf_counter()
+    trained = train_net(train, dev, settings, on_epoch=on_epoch, should_stop=should_stop)
+    if trained is None:
+        return None
+    crf = CrfTagger.from_bytes(found[1])  # type: ignore[arg-type]
+    ensemble = EnsembleTagger(crf, trained.net, CRF_WEIGHT)
+    stored = StoredNet(trained.net.to_bytes(), CRF_WEIGHT, len(train), settings.epochs, trained.epoch,
+                       settings.seed, trained.dev_accuracy, ensemble.accuracy(dev) if dev else None,
+                       time.perf_counter() - start, __version__)
+    if should_stop():
+        return None
+    taggers.store_net(stored)
+    return trained, stored

@@ -1,0 +1,117 @@
+"""The CRF and the tagger net as one tagger: each word's tag from both their distributions.
+
+A word's probability of tag t is proportional to P_crf(t)^a · P_net(t)^(1-a) (a weighted geometric mean;
+a = ``crf_weight``, 0.5 by default: the two count alike, nothing fitted). The CRF's are its marginals given
+the whole sentence, the net's its softmax. The tag of a word is its most probable one, and the taggings
+``parse`` tries besides (:meth:`scored_alternatives`) swap the least sure words' tags for their second, as
+the CRF alone does. Measured in docs/tagger.md ("A second opinion: the tagger net").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from clparse.errors import ConfigurationError
+from clparse.tag.checks import checked_words
+from clparse.tag.crf import UNSURE, CrfTagger
+from clparse.tag.net import TaggerNet
+
+#: The floor under a probability before its logarithm: a tag one model gives 0 is unlikely, not vetoed.
+FLOOR = 1e-12
+CRF_WEIGHT = 0.5
+
+
+class EnsembleTagger:
+    """A CRF and a net over one tag set (their union: a tag only one knows gets the floor from the other)."""
+
+    name = "crf+net"  # which tagger a tag chooser was fitted on (tag_choosers.tagger)
+
+    def __init__(self, crf: CrfTagger, net: TaggerNet, crf_weight: float = CRF_WEIGHT) -> None:
+        if not 0.0 <= crf_weight <= 1.0:
+            raise ConfigurationError(f"the CRF's weight in the tagger ensemble must be in [0, 1], not "
+                                     f"{crf_weight}")
+        self.crf, self.net, self.crf_weight = crf, net, crf_weight
+        self._labels = sorted(set(crf.labels()) | set(net.tags))
+        index = {tag: k for k, tag in enumerate(self._labels)}
+        self._crf_columns = [index[tag] for tag in crf.labels()]
+        self._net_columns = [index[tag] for tag in net.tags]
+
+    def probabilities(self, words: Sequence[str]) -> np.ndarray:
+        """len(words) × len(:meth:`labels`): each word's distribution over the tags."""
+        words = checked_words(words)
+        if not words:
+            return np.zeros((0, len(self._labels)))
+        crf = np.full((len(words), len(self._labels)), FLOOR)
+        marginals = self.crf.marginals(words)
+        for row, found in zip(crf, marginals):
+            row[self._crf_columns] = np.maximum([found[tag] for tag in self.crf.labels()], FLOOR)
+        net = np.full_like(crf, FLOOR)
+        net[:, self._net_columns] = np.maximum(self.net.probabilities(words), FLOOR)
+        scores = self.crf_weight * np.log(crf) + (1.0 - self.crf_weight) * np.log(net)
+        scores -= scores.max(axis=1, keepdims=True)
+        combined = np.exp(scores)
+        return combined / combined.sum(axis=1, keepdims=True)
+
+    def tag(self, words: Sequence[str]) -> list[str]:
+        """One tag per word: its most probable (ties: the first in :meth:`labels` order)."""
+        return [self._labels[k] for k in self.probabilities(words).argmax(axis=1)]
+
+    def marginals(self, words: Sequence[str]) -> list[dict[str, float]]:
+        return [dict(zip(self._labels, map(float, row))) for row in self.probabilities(words)]
+
+    def alternatives(self, words: Sequence[str], count: int, threshold: float = UNSURE) -> list[list[str]]:
+        return [tags for tags, _ in self.scored_alternatives(words, count, threshold)]
+
+    def scored_alternatives(self, words: Sequence[str], count: int,
+                            threshold: float = UNSURE) -> list[tuple[list[str], float]]:
+        """The best tagging, then up to ``count`` more, each with one unsure word's tag swapped for its
+        second most probable (words whose best tag is below ``threshold``, least sure first; ties: the
+        earlier word), with log(p_best / p_other) at that word: as :meth:`CrfTagger.scored_alternatives`,
+        on the combined probabilities."""
+        table = self.probabilities(words)
+        best_ids = table.argmax(axis=1)
+        best = [self._labels[k] for k in best_ids]
+        if count < 1 or not len(best):
+            return [(best, 0.0)]
+        unsure = []
+        for t, row in enumerate(table):
+            ranked = np.argsort(-row, kind="stable")
+            if row[ranked[0]] < threshold and len(ranked) > 1:
+                other = int(ranked[1])
+                unsure.append((float(row[ranked[0]]), t, self._labels[other],
+                               math.log(row[best_ids[t]]) - math.log(row[other])))
+        unsure.sort(key=lambda entry: (entry[0], entry[1]))
+        taggings = [(best, 0.0)]
+        for _, t, other_tag, certainty in unsure[:count]:
+            tags = list(best)
+            tags[t] = other_tag
+            taggings.append((tags, certainty))
+        return taggings
+
+    def tag_many(self, sentences: Iterable[Sequence[str]]) -> list[list[str]]:
+        return [self.tag(words) for words in sentences]
+
+    def accuracy(self, sentences: Sequence[Sequence[tuple[str, str]]]) -> float:
+        """Share of tokens tagged as in ``sentences``, pooled over all of them."""
+        correct = total = 0
+        for sentence in sentences:
+            predicted = self.tag([word for word, _ in sentence])
+            correct += sum(p == gold for p, (_, gold) in zip(predicted, sentence))
+            total += len(sentence)
+        if total == 0:
+            raise ValueError("no tagged words to score the tagger on")
+        return correct / total
+
+    def labels(self) -> list[str]:
+        return list(self._labels)
+
+    def __reduce__(self) -> tuple[object, tuple[bytes, bytes, float]]:
+        # as the CRF: rebuilt from checked bytes in a worker process, nothing else pickled
+        return (_rebuilt, (self.crf.to_bytes(), self.net.to_bytes(), self.crf_weight))
+
+
+def _rebuilt(crf: bytes, net: bytes, crf_weight: float) -> EnsembleTagger:
+    return EnsembleTagger(CrfTagger.from_bytes(crf), TaggerNet.from_bytes(net), crf_weight)

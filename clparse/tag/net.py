@@ -1,0 +1,226 @@
+"""A small neural POS tagger, run in numpy: the second opinion beside the CRF (docs/tagger.md).
+
+Each word is its lower-cased form's embedding (words seen at least twice in training; others share
+``<unk>``) joined to a character BiLSTM's last states over ``<bow> w o r d <eow>``; a two-layer BiLSTM
+reads the sentence, and a softmax per word gives every tag's probability. It is trained with PyTorch
+(:mod:`clparse.tag.net_train`, the ``clparse[neural]`` extra), but a stored net needs only numpy to run:
+the weights are plain float32 arrays behind a JSON header, never a pickle.
+
+Gates follow PyTorch's LSTM (input, forget, cell, output; one bias per gate, the sum of its two), so a
+net computes here what it computed there, up to float rounding (a test holds the two within 1e-5).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from clparse.errors import ConfigurationError
+
+MAGIC = b"clparse-tagnet\x00\x00"
+FORMAT = 1
+_HEADER = struct.Struct("<16sHH32sI")  # magic, format, reserved, SHA-256 of what follows, JSON length
+PAD, UNK, BOW, EOW = 0, 1, 2, 3  # the first rows of the word and character tables
+#: The arrays of a net, in stored order: embeddings, the character BiLSTM (forward, backward), the two
+#: sentence layers (each forward, backward), the output layer. An LSTM is (W_ih, W_hh, bias).
+LSTMS = ("char_f", "char_b", "l0_f", "l0_b", "l1_f", "l1_b")
+ARRAYS = ("words", "chars", *(f"{lstm}_{part}" for lstm in LSTMS for part in ("ih", "hh", "bias")),
+          "out_w", "out_b")
+
+
+@dataclass(frozen=True)
+class NetVocabulary:
+    """What maps a sentence to the net's inputs and its outputs to tags."""
+
+    words: tuple[str, ...]  # lower-cased; rows 0 and 1 are <pad> and <unk>
+    chars: tuple[str, ...]  # rows 0-3 are <pad>, <unk>, <bow>, <eow>
+    tags: tuple[str, ...]
+
+    def word_ids(self, words: Sequence[str], index: dict[str, int]) -> np.ndarray:
+        return np.array([index.get(w.lower(), UNK) for w in words], dtype=np.int64)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * x))  # no overflow for large |x|
+
+
+def _lstm(inputs: np.ndarray, w_ih: np.ndarray, w_hh: np.ndarray, bias: np.ndarray,
+          reverse: bool) -> np.ndarray:
+    """One direction of an LSTM over one sequence (T × in): every step's hidden state (T × hidden)."""
+    steps, hidden = inputs.shape[0], w_hh.shape[1]
+    projected = inputs @ w_ih.T + bias  # the input's share of every step's gates, at once
+    h = np.zeros(hidden)
+    c = np.zeros(hidden)
+    out = np.empty((steps, hidden))
+    for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+        gates = projected[t] + w_hh @ h
+        i, f, g, o = (gates[k * hidden:(k + 1) * hidden] for k in range(4))
+        c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
+        h = _sigmoid(o) * np.tanh(c)
+        out[t] = h
+    return out
+
+
+def _lstm_last(inputs: np.ndarray, lengths: np.ndarray, w_ih: np.ndarray, w_hh: np.ndarray,
+               bias: np.ndarray, reverse: bool) -> np.ndarray:
+    """One direction of an LSTM over a batch of padded sequences (B × L × in): each sequence's final
+    hidden state (B × hidden), after its last element (forward) or its first (backward). Padding never
+    enters a state: a step past a sequence's end leaves it as it was."""
+    batch, longest = inputs.shape[:2]
+    hidden = w_hh.shape[1]
+    projected = inputs @ w_ih.T + bias
+    h = np.zeros((batch, hidden))
+    c = np.zeros((batch, hidden))
+    for t in (range(longest - 1, -1, -1) if reverse else range(longest)):
+        gates = projected[:, t] + h @ w_hh.T
+        i, f, g, o = (gates[:, k * hidden:(k + 1) * hidden] for k in range(4))
+        new_c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
+        new_h = _sigmoid(o) * np.tanh(new_c)
+        inside = (t < lengths)[:, None]
+        c = np.where(inside, new_c, c)
+        h = np.where(inside, new_h, h)
+    return h
+
+
+_CONTROLLER: Any = None
+
+
+def _one_blas_thread() -> Any:
+    """The BLAS on one thread while a sentence runs: its products are small (800 × 200 per step), and
+    threads woken for each of them cost more than they give, ten times more beside another busy process
+    (230 against 3,100 tokens/s, measured). threadpoolctl finds the BLAS numpy loaded, once."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1, user_api="blas")
+
+
+class TaggerNet:
+    """A trained net: :meth:`probabilities` of every tag for every word of a sentence."""
+
+    def __init__(self, vocabulary: NetVocabulary, arrays: dict[str, np.ndarray]) -> None:
+        missing = [name for name in ARRAYS if name not in arrays]
+        if missing:
+            raise ConfigurationError(f"a tagger net needs the arrays {', '.join(missing)}")
+        self.vocabulary = vocabulary
+        self.arrays = {name: np.asarray(arrays[name], dtype=np.float32) for name in ARRAYS}
+        # computed in float64: the same numbers on every machine numpy runs on, whatever its BLAS's
+        # float32 paths do
+        self._weights = {name: a.astype(np.float64) for name, a in self.arrays.items()}
+        self._word_index = {w: i for i, w in enumerate(vocabulary.words)}
+        self._char_index = {ch: i for i, ch in enumerate(vocabulary.chars)}
+        self._check_shapes()
+
+    def _check_shapes(self) -> None:
+        a = self.arrays
+        v = self.vocabulary
+        if a["words"].shape[0] != len(v.words) or a["chars"].shape[0] != len(v.chars) or \
+                a["out_w"].shape[0] != len(v.tags) or a["out_b"].shape != (len(v.tags),):
+            raise ConfigurationError("a tagger net's tables do not match its vocabulary")
+        for lstm in LSTMS:
+            w_ih, w_hh, bias = (a[f"{lstm}_{part}"] for part in ("ih", "hh", "bias"))
+            hidden = w_hh.shape[1]
+            gates = 4 * hidden
+            if w_hh.shape != (gates, hidden) or w_ih.shape[0] != gates or bias.shape != (gates,):
+                raise ConfigurationError(f"a tagger net's LSTM {lstm} has inconsistent shapes")
+        char_out = 2 * a["char_f_hh"].shape[1]
+        if a["char_f_ih"].shape[1] != a["chars"].shape[1] or \
+                a["l0_f_ih"].shape[1] != a["words"].shape[1] + char_out or \
+                a["l1_f_ih"].shape[1] != 2 * a["l0_f_hh"].shape[1] or \
+                a["out_w"].shape[1] != 2 * a["l1_f_hh"].shape[1]:
+            raise ConfigurationError("a tagger net's layers do not fit together")
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        return self.vocabulary.tags
+
+    def _char_states(self, words: Sequence[str]) -> np.ndarray:
+        """Each word's character BiLSTM output (len(words) × 2 char hidden), each distinct word once."""
+        unique = list(dict.fromkeys(words))
+        ids = [[BOW, *(self._char_index.get(ch, UNK) for ch in word), EOW] for word in unique]
+        lengths = np.array([len(row) for row in ids])
+        padded = np.zeros((len(ids), int(lengths.max())), dtype=np.int64)
+        for row, chars in zip(padded, ids):
+            row[:len(chars)] = chars
+        w = self._weights
+        embedded = w["chars"][padded]
+        states = np.concatenate([
+            _lstm_last(embedded, lengths, w["char_f_ih"], w["char_f_hh"], w["char_f_bias"], reverse=False),
+            _lstm_last(embedded, lengths, w["char_b_ih"], w["char_b_hh"], w["char_b_bias"], reverse=True)],
+            axis=1)
+        position = {word: k for k, word in enumerate(unique)}
+        return states[[position[word] for word in words]]
+
+    def probabilities(self, words: Sequence[str]) -> np.ndarray:
+        """P(tag | sentence) for each word: len(words) × len(tags), rows summing to 1."""
+        if not words:
+            return np.zeros((0, len(self.tags)))
+        with _one_blas_thread():
+            return self._probabilities(words)
+
+    def _probabilities(self, words: Sequence[str]) -> np.ndarray:
+        w = self._weights
+        x = np.concatenate([w["words"][self.vocabulary.word_ids(words, self._word_index)],
+                            self._char_states(words)], axis=1)
+        for layer in ("l0", "l1"):
+            x = np.concatenate([
+                _lstm(x, w[f"{layer}_f_ih"], w[f"{layer}_f_hh"], w[f"{layer}_f_bias"], reverse=False),
+                _lstm(x, w[f"{layer}_b_ih"], w[f"{layer}_b_hh"], w[f"{layer}_b_bias"], reverse=True)], axis=1)
+        logits = x @ w["out_w"].T + w["out_b"]
+        logits -= logits.max(axis=1, keepdims=True)
+        exp = np.exp(logits)
+        return exp / exp.sum(axis=1, keepdims=True)
+
+    def to_bytes(self) -> bytes:
+        """The net as bytes: a header with the SHA-256 of the rest, a JSON header (vocabulary, array
+        shapes), then every array as little-endian float32, in :data:`ARRAYS` order."""
+        meta = {"words": list(self.vocabulary.words), "chars": list(self.vocabulary.chars),
+                "tags": list(self.vocabulary.tags),
+                "arrays": [[name, list(self.arrays[name].shape)] for name in ARRAYS]}
+        text = json.dumps(meta, ensure_ascii=False).encode("utf-8")
+        body = text + b"".join(self.arrays[name].astype("<f4").tobytes() for name in ARRAYS)
+        return _HEADER.pack(MAGIC, FORMAT, 0, hashlib.sha256(body).digest(), len(text)) + body
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> TaggerNet:
+        """A net from :meth:`to_bytes`; anything else (damaged, truncated, another format) is a
+        :class:`ConfigurationError` naming what is wrong."""
+        data = bytes(data)
+        if len(data) < _HEADER.size:
+            raise ConfigurationError("the tagger net's bytes are too short to hold its header")
+        magic, version, _, digest, text_length = _HEADER.unpack_from(data)
+        if magic != MAGIC:
+            raise ConfigurationError("not a clparse tagger net (its first bytes are not the net's mark)")
+        if version != FORMAT:
+            raise ConfigurationError(f"tagger net format {version}; this clparse reads format {FORMAT}")
+        body = data[_HEADER.size:]
+        if hashlib.sha256(body).digest() != digest:
+            raise ConfigurationError("the tagger net's bytes fail their SHA-256: damaged")
+        try:
+            meta = json.loads(body[:text_length].decode("utf-8"))
+            shapes = [(str(name), tuple(int(n) for n in shape)) for name, shape in meta["arrays"]]
+            vocabulary = NetVocabulary(tuple(map(str, meta["words"])), tuple(map(str, meta["chars"])),
+                                       tuple(map(str, meta["tags"])))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ConfigurationError(f"the tagger net's header is not readable: {exc}") from None
+        if [name for name, _ in shapes] != list(ARRAYS):
+            raise ConfigurationError("the tagger net's arrays are not the ones this clparse knows")
+        arrays = {}
+        offset = text_length
+        for name, shape in shapes:
+            size = 4 * int(np.prod(shape))
+            if offset + size > len(body):
+                raise ConfigurationError("the tagger net's bytes end before its arrays do")
+            arrays[name] = np.frombuffer(body, dtype="<f4", count=size // 4, offset=offset).reshape(shape)
+            offset += size
+        if offset != len(body):
+            raise ConfigurationError("the tagger net's bytes go on after its arrays")
+        return cls(vocabulary, arrays)

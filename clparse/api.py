@@ -451,6 +451,27 @@ def calibrate_tags(db: PathLike, theta: float | str = "best", *, beam: int | Non
     return fit_tag_chooser(db, theta, beam, max_pops, alternatives, on_sentence, should_stop, aggregator)
 
 
+def train_tagger(db: PathLike, train: Sequence[PathLike] = (), *, epochs: int | None = None,
+                 seed: int | None = None, on_epoch: Callable[[Any], object] | None = None,
+                 should_stop: Callable[[], bool] = lambda: False, echo: Echo = _quiet) -> Any:
+    """Train the tagger net beside the run's CRF (docs/tagger.md, "A second opinion") on the treebank files
+    ``train`` (every tree) or the stored training sentences, keep the epoch best on the stored dev split,
+    and store it, replacing a net stored before: from then on ``parse``, ``tag`` and ``calibrate-tags`` tag
+    with both. Returns (:class:`~clparse.tag.net_train.NetTraining`, the stored row's values), or None if
+    ``should_stop`` said so: nothing stored. Needs PyTorch (``pip install 'clparse[neural]'``)."""
+    from clparse.store.database import check_database
+    from clparse.tag.net_train import NetSettings
+    from clparse.tag.stored import train_tagger_net
+
+    settings = NetSettings()
+    if epochs is not None or seed is not None:
+        settings = NetSettings(epochs=settings.epochs if epochs is None else epochs,
+                               seed=settings.seed if seed is None else seed)
+    guard_writable(db)
+    check_database(db, upgrade=True, echo=echo)  # a writer: an older schema is upgraded first
+    return train_tagger_net(db, list(train), settings, on_epoch, should_stop)
+
+
 def _check_tag_chooser_fit(db: PathLike) -> None:
     """What ``calibrate_tags`` needs that a quick read can tell, from a database of any schema: a run with
     a dev split and a CRF tagger (a combination or a perceptron has no taggings to choose among)."""

@@ -154,7 +154,7 @@ def page_sizes(db: str | Path) -> dict[str, int]:
                 lengths = " + ".join(f"coalesce(length({c}), 0)" for c in columns)
                 (average,), = connection.execute(f"SELECT coalesce(avg({lengths}), 0) FROM {name}")
                 rows = max(1, int(PAGE_BYTES // max(average, 1)))
-                if rows < DATASETTE_PAGE:
+                if average and rows < DATASETTE_PAGE:  # an empty table (no tagger net yet) pages as any
                     sizes[name] = rows
     finally:
         connection.close()

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: Every command of ``clparse --help``; a command left unregistered fails here.
 COMMANDS = {"backup", "browse", "calibrate", "calibrate-tags", "check", "combine", "compare", "eval",
             "explain", "export", "init", "parse", "prepare", "quickstart", "report", "sql", "status", "tag",
-            "train", "treebank"}
+            "train", "train-tagger", "treebank"}
 
 GOLD = "(ROOT (S (NP (PRP I)) (VP (VBD ran) (ADVP (RB fast))) (. .)))\n(ROOT (S (VP (VB Go))))\n"
 TEST = "(ROOT (S (NP (PRP I)) (VP (VBD ran)) (ADVP (RB fast)) (. .)))\n(ROOT (VP (VB Go)))\n"

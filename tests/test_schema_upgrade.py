@@ -1,6 +1,6 @@
 """Databases written by older clparse versions upgrade to today's schema with their data intact.
 
-tests/data/old_schemas/ holds one small database per old schema revision (0001 .. 0010), each
+tests/data/old_schemas/ holds one small database per old schema revision (0001 .. 0011), each
 made by the clparse code of its time (``make.py`` there rebuilds them from git), and beside each a
 JSON record of what that old code said about it: row counts, digests of the stored examples, the
 Θ of every boosting iteration, SQL weights and model scores (0002 on), its parser's trees for
@@ -30,7 +30,7 @@ from tests.conftest import read_rows as rows
 from tests.test_schema_autogenerate import schema_differences
 
 OLD_SCHEMAS = Path(__file__).parent / "data" / "old_schemas"
-REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009", "0010")
+REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009", "0010", "0011")
 
 
 def _make_module() -> Any:
@@ -241,11 +241,12 @@ def test_parses_are_the_old_ones(upgraded: dict[str, Path], revision: str) -> No
     db, old = upgraded[revision], record(revision)
     tagged = [[tuple(token) for token in s["tagged"]] for s in old["dev_sentences"]]
     assert old["parses"][-1]["theta"] == "best"
+    # the search's default then: max-min, and the summed loss from 0011 on
+    aggregator = "sum" if revision >= "0011" else "maxmin"
     for point in old["parses"]:
-        # the best tagging alone, as parsing was then (tag alternatives came later: test_tag_alternatives),
-        # with max-min scores, the default then (the summed loss is since 0011)
+        # the best tagging alone, as parsing was then (tag alternatives came later: test_tag_alternatives)
         parser = Parser.from_db(db, point["theta"], beam=point["beam"], tag_alternatives=0,
-                                aggregator="maxmin")
+                                aggregator=aggregator)
         if point["theta"] == "best" and old.get("per_label", {}).get("kept"):  # 0005 on: a Θ̂ per label
             assert parser.model.label_thetas == old["per_label"]["thetas"]
         elif point["theta"] == "best":
@@ -256,7 +257,7 @@ def test_parses_are_the_old_ones(upgraded: dict[str, Path], revision: str) -> No
         assert [str(parser.parse([w for w, _ in s])) for s in tagged] == point["tagger"], point["theta"]
         if "tagger_default" in point:  # 0009 on: parse's default then, other taggings tried (no tag chooser
             # is stored in an upgraded database, so the search's own key still chooses, to the byte)
-            default = Parser.from_db(db, point["theta"], beam=point["beam"], aggregator="maxmin")
+            default = Parser.from_db(db, point["theta"], beam=point["beam"], aggregator=aggregator)
             assert default.chooser is None
             assert [str(default.parse([w for w, _ in s])) for s in tagged] == point["tagger_default"]
 
@@ -296,6 +297,9 @@ def test_a_chooser_fitted_before_0011_is_a_max_min_chooser(tmp_path: Path) -> No
     connection.close()
     clparse("init", "--db", str(copy))
     assert rows(copy, "SELECT aggregator FROM tag_choosers") == [("maxmin",)]
+    # and 0012's tagger column: there was no tagger but the CRF to fit it on
+    assert rows(copy, "SELECT tagger FROM tag_choosers") == [("crf",)]
+    assert rows(copy, "SELECT count(*) FROM tagger_nets") == [(0,)]
     maxmin = Parser.from_db(copy, "best", aggregator="maxmin")
     assert maxmin.chooser is not None and maxmin.chooser.weights == tuple(weights.values())
     summed = Parser.from_db(copy, "best")

@@ -195,9 +195,9 @@ def test_another_theta_or_aggregator_keeps_the_searchs_rule(
         fitted: tuple[Path, tag_chooser.ChooserFit]) -> None:
     db, _ = fitted
     other = Parser.from_db(db, theta=4.0, beam=4)
-    assert other.chooser is None and other.chooser_note is not None and "3.0 (sum)" in other.chooser_note
+    assert other.chooser is None and other.chooser_note is not None and "3.0 (sum, crf)" in other.chooser_note
     maxmin = Parser.from_db(db, theta=3.0, beam=4, aggregator="maxmin")  # the chooser was fitted on sum
-    assert maxmin.chooser is None and "3.0 (sum)" in str(maxmin.chooser_note)
+    assert maxmin.chooser is None and "3.0 (sum, crf)" in str(maxmin.chooser_note)
     changed = Parser.from_db(db, theta=3.0, beam=4)
     changed.options.aggregator = "maxmin"  # after loading: the sum chooser no longer applies
     assert changed.chooser is not None and changed.active_chooser is None

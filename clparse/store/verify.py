@@ -219,6 +219,29 @@ def tagger_problems(connection: sa.Connection) -> list[Problem]:
     return problems
 
 
+#: The tagger net's header (clparse.tag.net): magic (16 bytes), format, reserved (uint16 each), the SHA-256
+#: of what follows it, the length of its JSON header (uint32).
+_NET_HEADER = struct.Struct("<16sHH32sI")
+#: The schema revision that added the tagger net (and tag_choosers.tagger).
+TAGGER_NETS_SINCE = "0012"
+
+
+def tagger_net_problems(connection: sa.Connection) -> list[Problem]:
+    """The stored tagger net, if its bytes fail the SHA-256 in their header."""
+    import sqlalchemy as sa
+
+    from clparse.store import schema
+
+    tn = schema.tagger_nets
+    problems = []
+    for run_id, blob in connection.execute(sa.select(tn.c.run_id, tn.c.model_blob)):
+        blob = bytes(blob)
+        size = _NET_HEADER.size
+        if len(blob) < size or hashlib.sha256(blob[size:]).digest() != _NET_HEADER.unpack(blob[:size])[3]:
+            problems.append(Problem("tagger_nets", f"the tagger net's model_blob (run {run_id})"))
+    return problems
+
+
 def tag_chooser_problems(connection: sa.Connection) -> list[Problem]:
     """Stored tag choosers that are not a chooser: weights that are not the four named finite numbers, or
     an aggregator the search does not have. ``parse`` refuses such a row only when it would use it (the
@@ -245,8 +268,8 @@ def tag_chooser_problems(connection: sa.Connection) -> list[Problem]:
 def verify_checksums(db: Database | str | Path) -> list[Problem]:
     """Every stored tree and blob row whose checksum does not match what it holds, in table order:
     iterations (per label by name, then iteration), feature_rows, label_examples, margin_checkpoints,
-    label_training, taggers; then tag choosers that are not one (:func:`tag_chooser_problems`). Empty:
-    everything is as it was written (or the schema is older than revision 0008, which stores no
+    label_training, taggers, tagger_nets; then tag choosers that are not one (:func:`tag_chooser_problems`).
+    Empty: everything is as it was written (or the schema is older than revision 0008, which stores no
     checksums: ``clparse init`` upgrades it and computes them)."""
     revision = db.revision if isinstance(db, Database) else \
         check_database(db, upgrade=False, allow_older=True)
@@ -262,6 +285,8 @@ def verify_checksums(db: Database | str | Path) -> list[Problem]:
         for table in ("feature_rows", "label_examples", "margin_checkpoints", "label_training"):
             problems += blob_problems(connection, table, names)
         problems += tagger_problems(connection)
+        if revision >= TAGGER_NETS_SINCE:
+            problems += tagger_net_problems(connection)
         if revision >= TAG_CHOOSER_AGGREGATOR_SINCE:  # the table, and its aggregator column
             problems += tag_chooser_problems(connection)
     return problems

@@ -31,7 +31,7 @@ NEEDS_TORCH = ("training the tagger net needs PyTorch: pip install 'clparse[neur
 class NetSettings:
     """The net's sizes and its training recipe (the defaults are what docs/tagger.md measured)."""
 
-    epochs: int = 20
+    epochs: int = 25
     seed: int = 1
     word_dim: int = 100
     char_dim: int = 50

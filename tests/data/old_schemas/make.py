@@ -1,6 +1,6 @@
 """Rebuild the old-schema databases in this folder with the clparse code of their own time.
 
-For every schema revision older than the head (0001 .. 0010), this script
+For every schema revision older than the head (0001 .. 0011), this script
 
 1. finds in git the last commit whose newest migration is that revision (the parent of the
    commit that added the next migration file),
@@ -43,7 +43,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
-OLD_REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009", "0010")
+OLD_REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009", "0010", "0011")
 
 TRAIN_SENTENCES = 8
 DEV_SENTENCES = 6

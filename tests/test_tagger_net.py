@@ -1,0 +1,267 @@
+"""The tagger net (:mod:`clparse.tag.net`, trained by :mod:`clparse.tag.net_train`) and the CRF + net
+ensemble (:mod:`clparse.tag.ensemble`), stored by ``clparse train-tagger``.
+
+Independent references: a plain-Python LSTM written from the equations checks the numpy net's batched,
+masked code; PyTorch's own forward pass checks that the stored weights compute what was trained; the
+ensemble's formula is checked by hand on two tags. Training needs PyTorch (the ``neural`` extra, which CI
+installs): those tests are skipped, and say so, where it is missing.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from clparse.errors import ConfigurationError
+from clparse.tag.crf import CrfTagger
+from clparse.tag.ensemble import EnsembleTagger
+from clparse.tag.net import ARRAYS, LSTMS, NetVocabulary, TaggerNet, _lstm, _lstm_last
+from clparse.tag.stored import load_tagger, tagged_words
+from tests.conftest import dev_tagged, invoke_cli, read_rows, write_sql
+
+TINY = dict(word_dim=6, char_dim=4, char_hidden=3, hidden=5)
+
+
+def random_net(seed: int = 0, words: int = 6, chars: str = "abcdefgh", tags: int = 4) -> TaggerNet:
+    rng = np.random.default_rng(seed)
+    vocabulary = NetVocabulary(("<pad>", "<unk>", *(f"w{i}" for i in range(words))),
+                               ("<pad>", "<unk>", "<bow>", "<eow>", *chars),
+                               tuple(f"T{i}" for i in range(tags)))
+    sizes = {"char": (4, 3), "l0": (6 + 6, 5), "l1": (10, 5)}
+    arrays = {"words": rng.normal(0, 1, (len(vocabulary.words), 6)),
+              "chars": rng.normal(0, 1, (len(vocabulary.chars), 4)),
+              "out_w": rng.normal(0, 1, (tags, 10)), "out_b": rng.normal(0, 1, tags)}
+    for lstm in LSTMS:
+        inputs, hidden = sizes[lstm.split("_")[0]]
+        arrays[f"{lstm}_ih"] = rng.normal(0, 1, (4 * hidden, inputs))
+        arrays[f"{lstm}_hh"] = rng.normal(0, 1, (4 * hidden, hidden))
+        arrays[f"{lstm}_bias"] = rng.normal(0, 1, 4 * hidden)
+    return TaggerNet(vocabulary, arrays)
+
+
+def reference_lstm(inputs: list[list[float]], w_ih: np.ndarray, w_hh: np.ndarray, bias: np.ndarray,
+                   reverse: bool) -> list[list[float]]:
+    """The LSTM equations, one number at a time (gates i, f, g, o as PyTorch orders them)."""
+    hidden = w_hh.shape[1]
+    h, c = [0.0] * hidden, [0.0] * hidden
+    out: list[list[float]] = [[] for _ in inputs]
+    order = range(len(inputs) - 1, -1, -1) if reverse else range(len(inputs))
+    for t in order:
+        gates = [float(bias[r]) + sum(float(w_ih[r][k]) * inputs[t][k] for k in range(len(inputs[t])))
+                 + sum(float(w_hh[r][k]) * h[k] for k in range(hidden)) for r in range(4 * hidden)]
+        sig = [1 / (1 + math.exp(-g)) for g in gates]
+        for j in range(hidden):
+            c[j] = sig[hidden + j] * c[j] + sig[j] * math.tanh(gates[2 * hidden + j])
+            h[j] = sig[3 * hidden + j] * math.tanh(c[j])
+        out[t] = list(h)
+    return out
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(1, 7), min_size=1, max_size=5), st.integers(0, 2 ** 16))
+def test_the_masked_batch_lstm_is_each_sequence_alone(lengths: list[int], seed: int) -> None:
+    # padded, masked, many at once: each sequence's final state is the plain LSTM's, either direction
+    rng = np.random.default_rng(seed)
+    w_ih, w_hh, bias = rng.normal(0, 1, (12, 2)), rng.normal(0, 1, (12, 3)), rng.normal(0, 1, 12)
+    padded = rng.normal(0, 1, (len(lengths), max(lengths), 2))
+    for reverse in (False, True):
+        last = _lstm_last(padded, np.array(lengths), w_ih, w_hh, bias, reverse)
+        for row, length in enumerate(lengths):
+            sequence = padded[row, :length].tolist()
+            states = reference_lstm(sequence, w_ih, w_hh, bias, reverse)
+            assert np.allclose(last[row], states[0 if reverse else -1], atol=1e-12)
+            assert np.allclose(_lstm(padded[row, :length], w_ih, w_hh, bias, reverse), states, atol=1e-12)
+
+
+def test_probabilities_are_distributions_and_unknown_words_and_characters_are_read() -> None:
+    net = random_net()
+    table = net.probabilities(["w1", "W1", "never-seen", "zzz", "w1"])
+    assert table.shape == (5, 4) and np.allclose(table.sum(axis=1), 1.0) and (table > 0).all()
+    assert not np.allclose(table[0], table[1])  # lower-cased alike, spelled apart: the characters differ
+    assert net.probabilities([]).shape == (0, 4)
+
+
+def test_bytes_round_trip_and_damage_is_refused() -> None:
+    net = random_net()
+    data = net.to_bytes()
+    again = TaggerNet.from_bytes(data)
+    assert again.to_bytes() == data
+    words = ["w0", "abc", "w3"]
+    assert np.array_equal(again.probabilities(words), net.probabilities(words))
+    flipped = bytearray(data)
+    flipped[-3] ^= 0x10
+    for bad, says in ((bytes(flipped), "SHA-256"), (data[:40], "too short"), (b"x" * 60 + data[60:], "mark"),
+                      (data[:-4], "SHA-256")):
+        with pytest.raises(ConfigurationError, match=says):
+            TaggerNet.from_bytes(bad)
+    with pytest.raises(ConfigurationError, match="arrays"):
+        TaggerNet(net.vocabulary, {name: net.arrays[name] for name in ARRAYS[:-1]})
+
+
+def test_the_ensemble_is_the_weighted_geometric_mean_worked_by_hand() -> None:
+    class TwoTags:  # a stand-in CRF: the same marginals for every word
+        name = "crf"
+
+        def labels(self) -> list[str]:
+            return ["A", "B"]
+
+        def marginals(self, words: list[str]) -> list[dict[str, float]]:
+            return [{"A": 0.8, "B": 0.2} for _ in words]
+
+        def to_bytes(self) -> bytes:
+            return b""
+
+    net = random_net(tags=2)
+    net_p = net.probabilities(["w0"])[0]  # tags T0, T1: no tag in common with the CRF
+    ensemble = EnsembleTagger(TwoTags(), net, 0.5)  # type: ignore[arg-type]
+    assert ensemble.labels() == ["A", "B", "T0", "T1"]
+    got = ensemble.probabilities(["w0"])[0]
+    # each side gives the other's tags the floor 1e-12: sqrt(0.8 * 1e-12) : sqrt(0.2 * 1e-12) : ...
+    raw = [math.sqrt(0.8e-12), math.sqrt(0.2e-12), math.sqrt(1e-12 * net_p[0]), math.sqrt(1e-12 * net_p[1])]
+    assert np.allclose(got, [r / sum(raw) for r in raw], rtol=1e-9)
+    assert ensemble.tag(["w0"]) == ["A"] if 0.8 > net_p.max() else ["T0" if net_p[0] > net_p[1] else "T1"]
+    with pytest.raises(ConfigurationError, match="weight"):
+        EnsembleTagger(TwoTags(), net, 1.5)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------- trained on the sample (PyTorch)
+
+@pytest.fixture(scope="module")
+def sample_sentences(trained_db: Path) -> tuple[list[list[tuple[str, str]]], list[list[tuple[str, str]]]]:
+    from clparse.store.runs import Runs
+
+    runs = Runs(trained_db)
+    return ([tagged_words(t) for t in runs.gold_trees("train")],
+            [tagged_words(t) for t in runs.gold_trees("dev")])
+
+
+def test_the_stored_weights_compute_what_pytorch_trained(sample_sentences: tuple[list, list]) -> None:
+    pytest.importorskip("torch", reason="training the tagger net needs the neural extra (PyTorch)")
+    from clparse.tag.net_train import NetSettings, torch_probabilities, train_net
+
+    train, dev = sample_sentences
+    trained = train_net(train[:60], (), NetSettings(epochs=2, **TINY))  # no dev: the last epoch is kept
+    assert trained is not None and trained.epoch == 2 and len(trained.epochs) == 2
+    net = TaggerNet.from_bytes(trained.net.to_bytes())
+    for sentence in dev[:10]:
+        words = [w for w, _ in sentence]
+        pytorch = torch_probabilities(trained.model, net, words)
+        assert np.allclose(net.probabilities(words), pytorch, atol=1e-5)
+
+
+def test_training_keeps_the_best_epoch_on_dev_and_stops_when_asked(
+        sample_sentences: tuple[list, list]) -> None:
+    pytest.importorskip("torch", reason="training the tagger net needs the neural extra (PyTorch)")
+    from clparse.tag.net_train import NetSettings, net_accuracy, train_net
+
+    train, dev = sample_sentences
+    trained = train_net(train[:60], dev[:20], NetSettings(epochs=3, **TINY))
+    assert trained is not None
+    best = max(trained.epochs, key=lambda e: (e.dev_accuracy, -e.epoch))
+    assert trained.epoch == best.epoch and trained.dev_accuracy == best.dev_accuracy
+    assert trained.dev_accuracy == net_accuracy(trained.net, dev[:20])
+    calls = []
+    assert train_net(train[:60], (), NetSettings(epochs=3, **TINY),
+                     should_stop=lambda: calls.append(1) is None and len(calls) > 2) is None
+
+
+def test_without_pytorch_training_is_one_clear_error(monkeypatch: pytest.MonkeyPatch,
+                                                     sample_sentences: tuple[list, list]) -> None:
+    import sys
+
+    from clparse.tag.net_train import train_net
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch now raises ImportError
+    with pytest.raises(ConfigurationError, match=r"clparse\[neural\]"):
+        train_net(sample_sentences[0][:5])
+
+
+@pytest.fixture(scope="module")
+def net_db(copy_trained_db: object) -> Path:
+    pytest.importorskip("torch", reason="training the tagger net needs the neural extra (PyTorch)")
+    db = copy_trained_db()  # type: ignore[operator]
+    done = invoke_cli(["train-tagger", "--db", db, "--epochs", 2])
+    assert done.exit_code == 0, done.stderr
+    assert "stored the tagger net (epoch" in done.stdout and "CRF + net" in done.stdout
+    return db
+
+
+def test_train_tagger_stores_the_net_and_parse_tags_with_both(net_db: Path, trained_db: Path,
+                                                              tmp_path: Path) -> None:
+    (row,) = read_rows(net_db, "SELECT epochs, kept_epoch, crf_weight, net_dev_accuracy, dev_accuracy, "
+                               "train_sentences FROM tagger_nets")
+    assert row[0] == 2 and row[1] in (1, 2) and row[2] == 0.5 and 0 < row[3] <= 1 and 0 < row[4] <= 1
+    tagger = load_tagger(net_db)
+    assert isinstance(tagger, EnsembleTagger) and isinstance(load_tagger(trained_db), CrfTagger)
+    dev = dev_tagged(net_db)
+    assert tagger.accuracy(dev) == pytest.approx(row[4])
+    words = " ".join(w for w, _ in dev[0])
+    tagged = invoke_cli(["tag", "--db", net_db], words + "\n")
+    assert tagged.exit_code == 0 and [t.rsplit("/", 1)[1] for t in tagged.stdout.split()] == \
+        tagger.tag([w for w, _ in dev[0]])
+    # the same bytes in one process and in two
+    text = tmp_path / "in.txt"
+    text.write_text("".join(" ".join(w for w, _ in s) + "\n" for s in dev[:12]))
+    one = invoke_cli(["parse", "--db", net_db, "--theta", 3, "--beam", 4, text])
+    two = invoke_cli(["parse", "--db", net_db, "--theta", 3, "--beam", 4, "--jobs", 2, text])
+    assert one.exit_code == two.exit_code == 0 and one.stdout == two.stdout
+
+
+def test_a_chooser_fitted_on_the_crf_alone_is_not_used_with_the_net(net_db: Path, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from clparse import api
+    from clparse.calibrate import tag_chooser
+    from clparse.parser import Parser
+
+    monkeypatch.setattr(tag_chooser, "MIN_PAIRS", 1)
+    monkeypatch.setattr(tag_chooser, "MIN_TWO_FOLD_GAIN", -100.0)
+    stored = read_rows(net_db, "SELECT count(*) FROM tag_choosers")[0][0]
+    write_sql(net_db, "INSERT INTO tag_choosers (run_id, theta, beam, max_pops, aggregator, tagger, "
+                      "alternatives, weights_json, sentences, pairs, f1_best, f1_rule, f1_chooser, "
+                      "f1_two_fold, seconds, clparse_version, created_at) "
+                      "SELECT id, '3.0', 4, 100, 'sum', 'crf', 3, "
+                      "'{\"bias\": 9, \"lowest\": 0, \"loss\": 0, \"certainty\": 0}', 1, 1, 0, 0, 0, 0, 0, "
+                      "'test', 'now' FROM runs")
+    parser = Parser.from_db(net_db, theta=3.0)
+    assert parser.chooser is None and "tagger (crf+net)" in (parser.chooser_note or "")
+    fit = api.calibrate_tags(net_db, 3.0, beam=4)
+    assert fit is not None and fit.chooser_id is not None
+    assert read_rows(net_db, "SELECT tagger FROM tag_choosers WHERE id = ?", fit.chooser_id) == [("crf+net",)]
+    assert Parser.from_db(net_db, theta=3.0).chooser is not None
+    assert read_rows(net_db, "SELECT count(*) FROM tag_choosers")[0][0] == stored + 2
+
+
+def test_check_names_a_damaged_net_and_export_keeps_it(net_db: Path, copy_trained_db: object,
+                                                       tmp_path: Path) -> None:
+    from clparse.store.database import backup_database
+
+    out = tmp_path / "parser.sqlite"
+    assert invoke_cli(["export", "--db", net_db, "--output", out]).exit_code == 0
+    assert read_rows(out, "SELECT model_blob FROM tagger_nets") == read_rows(net_db, "SELECT model_blob FROM "
+                                                                                     "tagger_nets")
+    assert isinstance(load_tagger(out), EnsembleTagger)
+    damaged = backup_database(net_db, tmp_path / "damaged.sqlite") and tmp_path / "damaged.sqlite"
+    import apsw
+
+    connection = apsw.Connection(str(damaged))  # one float of the net changed, its header left as it was
+    (blob,) = connection.execute("SELECT model_blob FROM tagger_nets").fetchone()
+    changed = bytearray(blob)
+    changed[-2] ^= 0x01
+    connection.execute("UPDATE tagger_nets SET model_blob = ?", (bytes(changed),))
+    connection.close()
+    done = invoke_cli(["check", "--db", damaged])
+    assert done.exit_code == 1 and "the tagger net's model_blob (run 1) fails its checksum" in done.stderr
+    parsed = invoke_cli(["parse", "--db", damaged, "--theta", 3], "The dog barked .\n")
+    assert parsed.exit_code == 1 and "SHA-256" in parsed.stderr and "Traceback" not in parsed.stderr
+
+
+def test_train_tagger_refuses_a_run_without_a_crf_and_bad_options(tmp_path: Path) -> None:
+    missing = invoke_cli(["train-tagger", "--db", tmp_path / "none.sqlite"])
+    assert missing.exit_code == 1 and "no such database" in missing.stderr
+    zero = invoke_cli(["train-tagger", "--db", tmp_path / "none.sqlite", "--epochs", 0])
+    assert zero.exit_code == 2 and "--epochs" in zero.stderr

@@ -453,12 +453,14 @@ def calibrate_tags(db: PathLike, theta: float | str = "best", *, beam: int | Non
 
 def train_tagger(db: PathLike, train: Sequence[PathLike] = (), *, epochs: int | None = None,
                  seed: int | None = None, on_epoch: Callable[[Any], object] | None = None,
-                 should_stop: Callable[[], bool] = lambda: False, echo: Echo = _quiet) -> Any:
+                 should_stop: Callable[[], bool] = lambda: False, keep_worse: bool = False,
+                 echo: Echo = _quiet) -> Any:
     """Train the tagger net beside the run's CRF (docs/tagger.md, "A second opinion") on the treebank files
     ``train`` (every tree) or the stored training sentences, keep the epoch best on the stored dev split,
     and store it, replacing a net stored before: from then on ``parse``, ``tag`` and ``calibrate-tags`` tag
-    with both. Returns (:class:`~clparse.tag.net_train.NetTraining`, the stored row's values), or None if
-    ``should_stop`` said so: nothing stored. Needs PyTorch (``pip install 'clparse[neural]'``)."""
+    with both; not if the two together tag the dev split worse than the CRF alone (``keep_worse``: anyway).
+    Returns a :class:`~clparse.tag.stored.NetFit` (``kept``: stored), or None if ``should_stop`` said so:
+    nothing stored. Needs PyTorch (``pip install 'clparse[neural]'``)."""
     from clparse.store.database import check_database
     from clparse.tag.net_train import NetSettings
     from clparse.tag.stored import train_tagger_net
@@ -469,7 +471,7 @@ def train_tagger(db: PathLike, train: Sequence[PathLike] = (), *, epochs: int | 
                                seed=settings.seed if seed is None else seed)
     guard_writable(db)
     check_database(db, upgrade=True, echo=echo)  # a writer: an older schema is upgraded first
-    return train_tagger_net(db, list(train), settings, on_epoch, should_stop)
+    return train_tagger_net(db, list(train), settings, on_epoch, should_stop, keep_worse)
 
 
 def _check_tag_chooser_fit(db: PathLike) -> None:

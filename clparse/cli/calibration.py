@@ -251,7 +251,8 @@ def train_tagger_command(db: Path, train_files: tuple[Path, ...], epochs: int, s
 
     A character and word BiLSTM (PyTorch: pip install 'clparse[neural]'; running it later needs numpy
     only) is trained on the training sentences, scored on the stored dev split after every epoch, and the
-    best epoch is stored in the table tagger_nets, replacing a net stored before. A word's tag then comes
+    best epoch is stored in the table tagger_nets, replacing a net stored before, unless the CRF and the
+    net together tag the dev split worse than the CRF alone (then nothing is stored). A word's tag then comes
     from the CRF's and the net's probabilities together (their geometric mean): on GUM dev 97.0 % against
     the CRF's 96.57 % (docs/tagger.md). A tag chooser fitted before tagged with the CRF alone and is not
     used with the pair: run calibrate-tags again. About 40 s an epoch for GUM on two cores. Stopped
@@ -276,12 +277,19 @@ def train_tagger_command(db: Path, train_files: tuple[Path, ...], epochs: int, s
     if done is None:
         click.echo("stopped; nothing stored: run the same command again", err=True)
         sys.exit(interrupted_status(flag.signum))
-    trained, stored = done
+    trained, stored = done.training, done.stored
     net_dev = ("" if stored.net_dev_accuracy is None else
                f"; dev: the net alone {100 * stored.net_dev_accuracy:.2f} %")
     both = "" if stored.dev_accuracy is None else f", CRF + net {100 * stored.dev_accuracy:.2f} %"
-    click.echo(f"stored the tagger net (epoch {trained.epoch} of {epochs}, {stored.train_sentences} training "
-               f"sentences, {stored.seconds:.0f} s){net_dev}{both}; parse, tag and calibrate-tags now tag "
+    crf = "" if done.crf_dev_accuracy is None else f", the CRF alone {100 * done.crf_dev_accuracy:.2f} %"
+    what = (f"epoch {trained.epoch} of {epochs}, {stored.train_sentences} training sentences, "
+            f"{stored.seconds:.0f} s")
+    if not done.kept:
+        click.echo(f"nothing stored: with the net ({what}) the dev split is tagged worse than by the CRF "
+                   f"alone{net_dev}{both}{crf}; parse keeps tagging with the CRF (train more epochs, or on "
+                   "more sentences with --train)")
+        return
+    click.echo(f"stored the tagger net ({what}){net_dev}{both}{crf}; parse, tag and calibrate-tags now tag "
                f"with the CRF and the net")
 
 

@@ -9,6 +9,7 @@ pickle: loading a stored tagger runs no code from the database.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
@@ -103,9 +104,11 @@ def load_tagger(db: Database | str | Path) -> PosTagger | None:
 def train_tagger_net(db: Database | str | Path, train_files: Sequence[str | Path] = (),
                      settings: NetSettings | None = None,
                      on_epoch: Callable[[EpochResult], object] | None = None,
-                     should_stop: Callable[[], bool] = lambda: False) -> tuple[NetTraining, StoredNet] | None:
+                     should_stop: Callable[[], bool] = lambda: False,
+                     keep_worse: bool = False) -> NetFit | None:
     """Train the tagger net on ``train_files`` (every tree) or the stored training sentences, keep the epoch
-    best on the stored dev sentences, and store it beside the run's CRF (replacing a net stored before).
+    best on the stored dev sentences, and store it beside the run's CRF (replacing a net stored before),
+    unless the two together tag the dev sentences worse than the CRF alone (``keep_worse``: store it anyway).
     None, and nothing stored, if ``should_stop`` said so. Needs PyTorch (``clparse[neural]``)."""
     from clparse import __version__
     from clparse.tag.crf import CrfTagger
@@ -137,7 +140,24 @@ def train_tagger_net(db: Database | str | Path, train_files: Sequence[str | Path
     stored = StoredNet(trained.net.to_bytes(), CRF_WEIGHT, len(train), settings.epochs, trained.epoch,
                        settings.seed, trained.dev_accuracy, ensemble.accuracy(dev) if dev else None,
                        time.perf_counter() - start, __version__)
+    crf_accuracy = crf.accuracy(dev) if dev else None
     if should_stop():
         return None
-    taggers.store_net(stored)
-    return trained, stored
+    # a net trained too little (or on too little) makes the pair worse than the CRF alone: parse would then
+    # tag worse than before, so it is not stored unless asked for
+    behind = (stored.dev_accuracy is not None and crf_accuracy is not None
+              and stored.dev_accuracy < crf_accuracy)
+    if not behind or keep_worse:
+        taggers.store_net(stored)
+    return NetFit(trained, stored, crf_accuracy, not behind or keep_worse)
+
+
+@dataclass(frozen=True)
+class NetFit:
+    """What :func:`train_tagger_net` did: the training, the row (stored if ``kept``), and the CRF's own dev
+    accuracy, which the pair must not fall below to be stored."""
+
+    training: NetTraining
+    stored: StoredNet
+    crf_dev_accuracy: float | None
+    kept: bool

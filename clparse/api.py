@@ -469,9 +469,36 @@ def train_tagger(db: PathLike, train: Sequence[PathLike] = (), *, epochs: int | 
     if epochs is not None or seed is not None:
         settings = NetSettings(epochs=settings.epochs if epochs is None else epochs,
                                seed=settings.seed if seed is None else seed)
+    import importlib.util
+
+    from clparse.tag.net_train import NEEDS_TORCH
+
+    # what would refuse the work, asked before an older schema is upgraded (a backup copy of the whole file)
+    try:
+        missing = importlib.util.find_spec("torch") is None
+    except (ImportError, ValueError):  # a broken or blocked install
+        missing = True
+    if missing:
+        raise ConfigurationError(NEEDS_TORCH)
+    _check_crf_run(db)
     guard_writable(db)
     check_database(db, upgrade=True, echo=echo)  # a writer: an older schema is upgraded first
     return train_tagger_net(db, list(train), settings, on_epoch, should_stop, keep_worse)
+
+
+def _check_crf_run(db: PathLike) -> None:
+    """A prepared run (not a combination) whose stored tagger is the CRF, read from a database of any
+    schema."""
+    from clparse.store import reading
+    from clparse.store.database import Database
+
+    with Database(db, readonly=True, allow_older=True) as database, database.raw() as connection:
+        reading.run(connection, database.path)  # no run: "run clparse prepare", or "a combination: ..."
+        kinds = reading.tagger_kinds(connection)
+    if kinds != ["crf"]:
+        raise ConfigurationError(f"{db}: the tagger net goes beside the CRF, and this run's stored tagger is "
+                                 + ("missing" if not kinds else f"a {kinds[0]}")
+                                 + " (prepare again with --tagger crf, the default)")
 
 
 def _check_tag_chooser_fit(db: PathLike) -> None:

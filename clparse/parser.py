@@ -183,10 +183,11 @@ def _rank(result: ParseResult, aggregator: str) -> tuple[int, tuple[float, ...]]
 
 
 def _stored_chooser(connection: Any, path: Path, model: ParserModel,
-                    aggregator: str) -> tuple[TagChooser | None, str | None]:
-    """The run's latest tag chooser fitted at the model's Θ̂ on parses of ``aggregator``, or None and, if
-    choosers were fitted at other Θ̂ or aggregators only, a note saying so. A stored row that is not a
-    chooser's weights is refused in one line."""
+                    aggregator: str) -> tuple[TagChooser | None, str | None, str]:
+    """The run's latest tag chooser fitted at the model's Θ̂ on parses of ``aggregator`` from the stored
+    tagger's taggings, or None and, if choosers were fitted with other settings only, a note saying so; and
+    that tagger (:func:`reading.tagger_name`). A stored row that is not a chooser's weights is refused in
+    one line."""
     key = theta_key(model.theta, model.label_thetas)
     tagger = reading.tagger_name(connection)
     found = reading.tag_chooser(connection, key, aggregator, tagger)
@@ -197,14 +198,14 @@ def _stored_chooser(connection: Any, path: Path, model: ParserModel,
             raise DatabaseError(f"{path}: tag chooser {chooser_id} is damaged (its weights_json is not the "
                                 f"weights of {', '.join(FEATURES)}); fit it again with `clparse "
                                 f"calibrate-tags --db {path}`, or parse with --no-tag-chooser")
-        return TagChooser(values), None
+        return TagChooser(values), None, tagger
     fitted = reading.tag_chooser_fits(connection)
     if not fitted:
-        return None, None
-    return None, (f"the tag chooser was fitted at Θ̂ {', '.join(fitted)}, not this Θ̂, aggregator "
-                  f"({aggregator}) and tagger ({tagger}): "
-                  "choosing among taggings by the search's score instead (run `clparse calibrate-tags` with "
-                  "these settings)")
+        return None, None, tagger
+    note = (f"the tag chooser was fitted at Θ̂ {', '.join(fitted)}, not at this Θ̂ ({key}) with this "
+            f"aggregator ({aggregator}) and tagger ({tagger}): choosing among taggings by the search's score "
+            "instead (run `clparse calibrate-tags` with these settings)")
+    return None, note, tagger
 
 
 def pick_parse(options: Sequence[tuple[ParseResult, float]], chooser: TagChooser | None,
@@ -296,6 +297,7 @@ class Parser:
         # the aggregator the stored chooser was loaded for (None: any, a chooser set by hand); another
         # aggregator set on ``options`` later parses without it
         self.chooser_aggregator: str | None = None
+        self.chooser_tagger: str | None = None  # the tagger it was fitted on (reading.tagger_name)
         # why a stored chooser is not used (it was fitted at another Θ̂), for the command line to say
         self.chooser_note: str | None = None
 
@@ -357,8 +359,8 @@ class Parser:
             self.chooser, self.chooser_note, self.chooser_aggregator = None, None, None
             return
         with database.raw() as connection:
-            self.chooser, self.chooser_note = _stored_chooser(connection, database.path, self.model,
-                                                              self.options.aggregator)
+            self.chooser, self.chooser_note, self.chooser_tagger = _stored_chooser(
+                connection, database.path, self.model, self.options.aggregator)
         self.chooser_aggregator = self.options.aggregator
 
     def taggings(self, sentence: Sentence) -> list[list[tuple[str, str]]]:
@@ -415,6 +417,11 @@ class Parser:
             return None
         if self.chooser_aggregator is not None and self.chooser_aggregator != options.aggregator:
             return None  # fitted on parses scored another way
+        if self.chooser is not None and self.chooser_tagger is not None:
+            # fitted on this tagger's taggings: the tagger loads at the first untagged sentence, and a net
+            # trained since the chooser was read makes it another tagger
+            if getattr(self.tagger, "name", None) != self.chooser_tagger:
+                return None
         return self.chooser
 
     def tagging_parses(self, sentence: Sentence,

@@ -154,6 +154,42 @@ def test_the_stored_weights_compute_what_pytorch_trained(sample_sentences: tuple
         assert np.allclose(net.probabilities(words), pytorch, atol=1e-5)
 
 
+def test_an_earlier_epoch_kept_is_the_net_stored(sample_sentences: tuple[list, list],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # the kept epoch's arrays are its own: the epochs after it do not reach into them
+    pytest.importorskip("torch", reason="training the tagger net needs the neural extra (PyTorch)")
+    from clparse.tag import net_train
+
+    scores = iter([0.9, 0.5, 0.4])
+    monkeypatch.setattr(net_train, "net_accuracy", lambda net, sentences: next(scores))
+    train, dev = sample_sentences
+    trained = net_train.train_net(train[:60], dev[:5], net_train.NetSettings(epochs=3, **TINY))
+    assert trained is not None and trained.epoch == 1
+    words = [w for w, _ in dev[0]]
+    stored = TaggerNet.from_bytes(trained.net.to_bytes())
+    assert np.array_equal(stored.probabilities(words), trained.net.probabilities(words))
+    last = TaggerNet(trained.net.vocabulary, net_train._arrays(trained.model))
+    assert not np.allclose(last.probabilities(words), stored.probabilities(words))
+
+
+def test_a_header_with_impossible_shapes_is_one_error() -> None:
+    import hashlib
+    import json
+    import struct
+
+    net = random_net()
+    data = net.to_bytes()
+    header = struct.Struct("<16sHH32sI")
+    magic, version, reserved, _, length = header.unpack_from(data)
+    meta = json.loads(data[header.size:header.size + length])
+    meta["arrays"][0][1] = [-1, 6]
+    text = json.dumps(meta).encode()
+    body = text + data[header.size + length:]
+    bad = header.pack(magic, version, reserved, hashlib.sha256(body).digest(), len(text)) + body
+    with pytest.raises(ConfigurationError, match="shape"):
+        TaggerNet.from_bytes(bad)
+
+
 def test_training_keeps_the_best_epoch_on_dev_and_stops_when_asked(
         sample_sentences: tuple[list, list]) -> None:
     pytest.importorskip("torch", reason="training the tagger net needs the neural extra (PyTorch)")
@@ -197,16 +233,18 @@ def net_db(copy_trained_db: object) -> Path:
 def test_a_net_is_stored_only_if_the_pair_tags_dev_at_least_as_well_as_the_crf(
         copy_trained_db: object, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("torch", reason="training the tagger net needs the neural extra (PyTorch)")
+    from clparse import api
+
     db = copy_trained_db()  # type: ignore[operator]
-    done = invoke_cli(["train-tagger", "--db", db, "--epochs", 1])
-    assert done.exit_code == 0, done.stderr
-    pair, crf = (float(done.stdout.split(name)[1].split("%")[0]) for name in ("CRF + net ", "the CRF alone "))
-    assert ("stored the tagger net (epoch 1 of 1" in done.stdout) == (pair >= crf), done.stdout
+    first = api.train_tagger(db, epochs=1)
+    assert first is not None and first.from_files and first.train_sentences == 453  # the sample's every tree
+    pair, crf = first.stored.dev_accuracy, first.crf_dev_accuracy
+    assert first.kept == (pair >= crf) and not first.replaced
     # a pair behind the CRF (as with a net barely trained on a larger dev set): nothing stored
     monkeypatch.setattr(EnsembleTagger, "accuracy", lambda self, sentences: 0.5)
     again = invoke_cli(["train-tagger", "--db", db, "--epochs", 1])
     assert again.exit_code == 0, again.stderr
-    assert "nothing stored: with the net (epoch 1 of 1" in again.stdout
+    assert "nothing stored: with this net (epoch 1 of 1" in again.stdout, again.stdout
     assert "CRF + net 50.00 %" in again.stdout
     rows = read_rows(db, "SELECT count(*) FROM tagger_nets")
     assert rows == [(1 if pair >= crf else 0,)]  # the first net, if it was stored, is still the one
@@ -219,8 +257,16 @@ def test_train_tagger_stores_the_net_and_parse_tags_with_both(net_db: Path, trai
     assert row[0] == 2 and row[1] in (1, 2) and row[2] == 0.5 and 0 < row[3] <= 1 and 0 < row[4] <= 1
     tagger = load_tagger(net_db)
     assert isinstance(tagger, EnsembleTagger) and isinstance(load_tagger(trained_db), CrfTagger)
+    from clparse.read import read_trees
+    from clparse.store.runs import Runs
+
+    # measured on every tree of the dev files prepare read (the stored dev split keeps the short ones only)
+    files = [path for split, path, _ in Runs(net_db).treebank_files() if split == "dev"]
+    every = [[(w, t) for w, t in tree.tagged_words() if t != "-NONE-"]
+             for path in files for tree in read_trees(path)]
+    assert len(every) > len(dev_tagged(net_db))
+    assert tagger.accuracy([s for s in every if s]) == pytest.approx(row[4])
     dev = dev_tagged(net_db)
-    assert tagger.accuracy(dev) == pytest.approx(row[4])
     words = " ".join(w for w, _ in dev[0])
     tagged = invoke_cli(["tag", "--db", net_db], words + "\n")
     assert tagged.exit_code == 0 and [t.rsplit("/", 1)[1] for t in tagged.stdout.split()] == \
@@ -249,12 +295,23 @@ def test_a_chooser_fitted_on_the_crf_alone_is_not_used_with_the_net(net_db: Path
                       "'{\"bias\": 9, \"lowest\": 0, \"loss\": 0, \"certainty\": 0}', 1, 1, 0, 0, 0, 0, 0, "
                       "'test', 'now' FROM runs")
     parser = Parser.from_db(net_db, theta=3.0)
-    assert parser.chooser is None and "tagger (crf+net)" in (parser.chooser_note or "")
+    assert parser.chooser is None and "tagger (crf+net:" in (parser.chooser_note or "")
     fit = api.calibrate_tags(net_db, 3.0, beam=4)
     assert fit is not None and fit.chooser_id is not None
-    assert read_rows(net_db, "SELECT tagger FROM tag_choosers WHERE id = ?", fit.chooser_id) == [("crf+net",)]
-    assert Parser.from_db(net_db, theta=3.0).chooser is not None
+    (tagger,), = read_rows(net_db, "SELECT tagger FROM tag_choosers WHERE id = ?", fit.chooser_id)
+    digest = read_rows(net_db, "SELECT lower(hex(substr(model_blob, 21, 32))) FROM tagger_nets")[0][0]
+    assert tagger == f"crf+net:{digest[:16]}" == load_tagger(net_db).name  # type: ignore[union-attr]
+    assert Parser.from_db(net_db, theta=3.0).active_chooser is not None
+    opened = Parser.from_db(net_db, theta=3.0)  # its tagger loads at its first untagged sentence
+    assert opened.chooser is not None
     assert read_rows(net_db, "SELECT count(*) FROM tag_choosers")[0][0] == stored + 2
+    # another net: the chooser was fitted on the old one's taggings, so neither a parser opened now nor
+    # one opened before (whose tagger loads only now) uses it
+    done = api.train_tagger(net_db, epochs=1, seed=7, keep_worse=True)
+    assert done is not None and done.kept and done.replaced
+    assert opened.active_chooser is None
+    again = Parser.from_db(net_db, theta=3.0)
+    assert again.chooser is None and "tagger (crf+net:" in (again.chooser_note or "")
 
 
 def test_check_names_a_damaged_net_and_export_keeps_it(net_db: Path, copy_trained_db: object,
@@ -279,6 +336,7 @@ def test_check_names_a_damaged_net_and_export_keeps_it(net_db: Path, copy_traine
     assert done.exit_code == 1 and "the tagger net's model_blob (run 1) fails its checksum" in done.stderr
     parsed = invoke_cli(["parse", "--db", damaged, "--theta", 3], "The dog barked .\n")
     assert parsed.exit_code == 1 and "SHA-256" in parsed.stderr and "Traceback" not in parsed.stderr
+    assert str(damaged) in parsed.stderr and "train-tagger" in parsed.stderr
 
 
 def test_train_tagger_refuses_a_run_without_a_crf_and_bad_options(tmp_path: Path) -> None:
@@ -298,3 +356,17 @@ def test_parsing_with_the_net_never_imports_pytorch(net_db: Path) -> None:
             "print('torch' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_what_refuses_the_work_is_asked_before_an_older_schema_is_upgraded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+    import sys
+
+    old = tmp_path / "old.sqlite"
+    shutil.copy(Path(__file__).parent / "data" / "old_schemas" / "schema-0011.sqlite", old)
+    monkeypatch.setitem(sys.modules, "torch", None)
+    done = invoke_cli(["train-tagger", "--db", old])
+    assert done.exit_code == 1 and "clparse[neural]" in done.stderr and "Traceback" not in done.stderr
+    assert not list(tmp_path.glob("*.bak"))  # not upgraded: no backup copy made
+    assert read_rows(old, "SELECT version_num FROM alembic_version") == [("0011",)]

@@ -161,7 +161,7 @@ def fit_tag_chooser(db: str | Path, theta: float | str = "best", beam: int = 100
     everything = range(len(sentences))
     x, y = training_pairs(sentences, everything)
     key = theta_key(parser.model.theta, parser.model.label_thetas)
-    tagger = str(parser.tagger.name)  # type: ignore[union-attr]  # crf or crf+net: a chooser is fitted to one
+    tagger = str(parser.tagger.name)  # type: ignore[union-attr]  # crf or crf+net:<net>: fitted to one
     weights = fit_logistic(x, y)
     chooser = TagChooser(tuple(float(w) for w in weights))
     aggregator = parser.options.aggregator

@@ -250,13 +250,14 @@ def train_tagger_command(db: Path, train_files: tuple[Path, ...], epochs: int, s
     """Train a neural tagger beside the run's CRF; parse, tag and calibrate-tags then tag with both.
 
     A character and word BiLSTM (PyTorch: pip install 'clparse[neural]'; running it later needs numpy
-    only) is trained on the training sentences, scored on the stored dev split after every epoch, and the
-    best epoch is stored in the table tagger_nets, replacing a net stored before, unless the CRF and the
-    net together tag the dev split worse than the CRF alone (then nothing is stored). A word's tag then comes
-    from the CRF's and the net's probabilities together (their geometric mean): on GUM dev 97.15 % against
-    the CRF's 96.57 % (docs/tagger.md). A tag chooser fitted before tagged with the CRF alone and is not
-    used with the pair: run calibrate-tags again. About 40 s an epoch for GUM on two cores. Stopped
-    (Ctrl-C), it stores nothing.
+    only) is trained on what the CRF learned from (every tree of the training files prepare read, if they
+    are unchanged; else the run's stored sentences; --train to give files), scored on the dev split after
+    every epoch, and the best epoch is stored in the table tagger_nets, replacing a net stored before,
+    unless the pair tags the dev split worse than parse tags it now (then nothing is stored). A word's tag
+    then comes from the CRF's and the net's probabilities together (their geometric mean): on GUM dev
+    97.15 % against the CRF's 96.57 % (docs/tagger.md). A tag chooser fitted on other taggings is not used
+    with the new net: run calibrate-tags again. About 50 s an epoch for GUM on two cores left to it.
+    Stopped (Ctrl-C), it stores nothing.
 
     \b
     clparse train-tagger --db db/quickstart.sqlite --epochs 2
@@ -282,15 +283,21 @@ def train_tagger_command(db: Path, train_files: tuple[Path, ...], epochs: int, s
                f"; dev: the net alone {100 * stored.net_dev_accuracy:.2f} %")
     both = "" if stored.dev_accuracy is None else f", CRF + net {100 * stored.dev_accuracy:.2f} %"
     crf = "" if done.crf_dev_accuracy is None else f", the CRF alone {100 * done.crf_dev_accuracy:.2f} %"
-    what = (f"epoch {trained.epoch} of {epochs}, {stored.train_sentences} training sentences, "
-            f"{stored.seconds:.0f} s")
+    source = ("every tree of the training files" if done.from_files else
+              "the run's stored training sentences (the files prepare read are not where they were: --train "
+              "gives every tree)")
+    what = f"epoch {trained.epoch} of {epochs}, {stored.train_sentences} sentences from {source}, " \
+           f"{stored.seconds:.0f} s"
     if not done.kept:
-        click.echo(f"nothing stored: with the net ({what}) the dev split is tagged worse than by the CRF "
-                   f"alone{net_dev}{both}{crf}; parse keeps tagging with the CRF (train more epochs, or on "
+        now = ("the CRF and the net stored before" if done.replaced else "the CRF alone")
+        in_use = "" if done.in_use_dev_accuracy is None else f" ({100 * done.in_use_dev_accuracy:.2f} %)"
+        click.echo(f"nothing stored: with this net ({what}) the dev split is tagged worse than by {now}"
+                   f"{in_use}{net_dev}{both}{crf}; parse keeps tagging with {now} (train more epochs, or on "
                    "more sentences with --train)")
         return
-    click.echo(f"stored the tagger net ({what}){net_dev}{both}{crf}; parse, tag and calibrate-tags now tag "
-               f"with the CRF and the net")
+    replaced = " (replacing the one stored before)" if done.replaced else ""
+    click.echo(f"stored the tagger net{replaced} ({what}){net_dev}{both}{crf}; parse, tag and calibrate-tags "
+               f"now tag with the CRF and the net (a tag chooser fitted before is not used with it)")
 
 
 @main.command("report")

@@ -106,10 +106,11 @@ def tag_chooser_fits(connection: apsw.Connection) -> list[str]:
 
 
 def tagger_name(connection: apsw.Connection) -> str:
-    """Which tagger tags untagged input: ``crf+net`` with a tagger net stored beside the CRF (``clparse
-    train-tagger``), else ``crf`` (what a tag chooser records it was fitted with)."""
-    row = connection.execute("SELECT EXISTS (SELECT 1 FROM tagger_nets)").fetchone()
-    return "crf+net" if row and row[0] else "crf"
+    """Which tagger tags untagged input (what a tag chooser records it was fitted with): ``crf``, or with a
+    tagger net stored beside the CRF (``clparse train-tagger``) ``crf+net:`` and the first 16 hex digits of
+    the net's SHA-256, read from its header (bytes 21-52), so a chooser fitted on another net is not used."""
+    row = connection.execute("SELECT lower(hex(substr(model_blob, 21, 32))) FROM tagger_nets").fetchone()
+    return "crf" if row is None else f"crf+net:{str(row[0])[:16]}"
 
 
 def labels(connection: apsw.Connection) -> list[str]:

@@ -467,9 +467,10 @@ tag_choosers = Table(
            comment="The aggregator the dev set was parsed with (sum or maxmin); parse uses the chooser with "
                    "that aggregator only. Revision 0011; rows from before it are maxmin."),
     Column("tagger", String, nullable=False, server_default="crf",
-           comment="The tagger whose taggings it was fitted on: crf, or crf+net (the CRF with the tagger net "
-                   "of `clparse train-tagger`); parse uses the chooser with that tagger only. Revision 0012; "
-                   "rows from before it are crf."),
+           comment="The tagger whose taggings it was fitted on: crf, or crf+net: and the first 16 hex "
+                   "digits of the SHA-256 of the tagger net `clparse train-tagger` stored beside the CRF; "
+                   "parse uses the chooser with that tagger only. Revision 0012; rows from before it are "
+                   "crf."),
     Column("alternatives", Integer, nullable=False,
            comment="Taggings tried per sentence besides the best (parse --tag-alternatives)."),
     Column("weights_json", Text, nullable=False,

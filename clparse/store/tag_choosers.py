@@ -21,7 +21,7 @@ class StoredChooser:
     beam: int
     max_pops: int
     aggregator: str
-    tagger: str  # crf, or crf+net (clparse.store.reading.tagger_name)
+    tagger: str  # crf, or crf+net:<net digest> (clparse.store.reading.tagger_name)
     alternatives: int
     weights: dict[str, float]  # by input name, in the chooser's order
     sentences: int

@@ -22,18 +22,20 @@ from clparse.tag.net import TaggerNet
 #: The floor under a probability before its logarithm: a tag one model gives 0 is unlikely, not vetoed.
 FLOOR = 1e-12
 CRF_WEIGHT = 0.5
+NET_TAGGER = "crf+net"
 
 
 class EnsembleTagger:
     """A CRF and a net over one tag set (their union: a tag only one knows gets the floor from the other)."""
 
-    name = "crf+net"  # which tagger a tag chooser was fitted on (tag_choosers.tagger)
 
     def __init__(self, crf: CrfTagger, net: TaggerNet, crf_weight: float = CRF_WEIGHT) -> None:
         if not 0.0 <= crf_weight <= 1.0:
             raise ConfigurationError(f"the CRF's weight in the tagger ensemble must be in [0, 1], not "
                                      f"{crf_weight}")
         self.crf, self.net, self.crf_weight = crf, net, crf_weight
+        # which tagger a tag chooser was fitted on (tag_choosers.tagger): the pair with this very net
+        self.name = f"{NET_TAGGER}:{net.digest[:16]}"
         self._labels = sorted(set(crf.labels()) | set(net.tags))
         index = {tag: k for k, tag in enumerate(self._labels)}
         self._crf_columns = [index[tag] for tag in crf.labels()]

@@ -111,10 +111,12 @@ class TaggerNet:
         if missing:
             raise ConfigurationError(f"a tagger net needs the arrays {', '.join(missing)}")
         self.vocabulary = vocabulary
-        self.arrays = {name: np.asarray(arrays[name], dtype=np.float32) for name in ARRAYS}
+        # copied: a net is a value, whatever else holds the arrays it was made from
+        self.arrays = {name: np.array(arrays[name], dtype=np.float32) for name in ARRAYS}
         # computed in float64: the same numbers on every machine numpy runs on, whatever its BLAS's
         # float32 paths do
         self._weights = {name: a.astype(np.float64) for name, a in self.arrays.items()}
+        self._digest: str | None = None  # the SHA-256 of its bytes (hex), once asked for
         self._word_index = {w: i for i, w in enumerate(vocabulary.words)}
         self._char_index = {ch: i for i, ch in enumerate(vocabulary.chars)}
         self._check_shapes()
@@ -141,6 +143,14 @@ class TaggerNet:
     @property
     def tags(self) -> tuple[str, ...]:
         return self.vocabulary.tags
+
+    @property
+    def digest(self) -> str:
+        """The SHA-256 (hex) its bytes carry in their header: which net this is (a tag chooser is fitted on
+        one net's taggings, :data:`clparse.store.reading.tagger_name`)."""
+        if self._digest is None:
+            self._digest = _HEADER.unpack_from(self.to_bytes())[3].hex()
+        return self._digest
 
     def _char_states(self, words: Sequence[str]) -> np.ndarray:
         """Each word's character BiLSTM output (len(words) × 2 char hidden), each distinct word once."""
@@ -213,6 +223,9 @@ class TaggerNet:
             raise ConfigurationError(f"the tagger net's header is not readable: {exc}") from None
         if [name for name, _ in shapes] != list(ARRAYS):
             raise ConfigurationError("the tagger net's arrays are not the ones this clparse knows")
+        if any(len(shape) != (1 if name in ("out_b", *(f"{lstm}_bias" for lstm in LSTMS)) else 2)
+               or min(shape) < 1 for name, shape in shapes):
+            raise ConfigurationError("the tagger net's header gives an array a shape no net has")
         arrays = {}
         offset = text_length
         for name, shape in shapes:
@@ -223,4 +236,6 @@ class TaggerNet:
             offset += size
         if offset != len(body):
             raise ConfigurationError("the tagger net's bytes go on after its arrays")
-        return cls(vocabulary, arrays)
+        net = cls(vocabulary, arrays)
+        net._digest = digest.hex()
+        return net

@@ -212,7 +212,8 @@ def _build(torch: Any, vocabulary: NetVocabulary, settings: NetSettings) -> Any:
 
 def _arrays(model: Any) -> dict[str, np.ndarray]:
     """The model's weights under :data:`clparse.tag.net.ARRAYS`' names (each gate bias summed)."""
-    p = {name: value.detach().cpu().numpy() for name, value in model.state_dict().items()}
+    # copies: .numpy() shares the live weights' memory, which the epochs after a kept one go on changing
+    p = {name: value.detach().cpu().numpy().copy() for name, value in model.state_dict().items()}
 
     def lstm(prefix: str, layer: int, reverse: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         tail = f"_l{layer}{'_reverse' if reverse else ''}"

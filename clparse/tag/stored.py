@@ -92,7 +92,13 @@ def load_tagger(db: Database | str | Path) -> PosTagger | None:
         from clparse.tag.ensemble import EnsembleTagger
         from clparse.tag.net import TaggerNet
 
-        return EnsembleTagger(crf, TaggerNet.from_bytes(net[0]), net[1])
+        try:
+            return EnsembleTagger(crf, TaggerNet.from_bytes(net[0]), net[1])
+        except ConfigurationError as exc:
+            path = taggers.db.path
+            raise ConfigurationError(f"{path}: the stored tagger net: {exc}; train it again with "
+                                     f"`clparse train-tagger --db {path}`, or restore the file from a backup"
+                                     ) from None
     if kind == "perceptron" and isinstance(model, str):
         from clparse.tag.perceptron import Tagger
 
@@ -106,13 +112,15 @@ def train_tagger_net(db: Database | str | Path, train_files: Sequence[str | Path
                      on_epoch: Callable[[EpochResult], object] | None = None,
                      should_stop: Callable[[], bool] = lambda: False,
                      keep_worse: bool = False) -> NetFit | None:
-    """Train the tagger net on ``train_files`` (every tree) or the stored training sentences, keep the epoch
-    best on the stored dev sentences, and store it beside the run's CRF (replacing a net stored before),
-    unless the two together tag the dev sentences worse than the CRF alone (``keep_worse``: store it anyway).
+    """Train the tagger net on ``train_files`` (every tree) or else on what the CRF learned from (every tree
+    of the training files prepare read, if unchanged; else the stored training sentences), keep the epoch best
+    on the dev files (or the stored dev sentences), and store it beside the run's CRF (replacing a net stored
+    before), unless the pair tags dev worse than parse does now (``keep_worse``: store it anyway).
     None, and nothing stored, if ``should_stop`` said so. Needs PyTorch (``clparse[neural]``)."""
     from clparse import __version__
     from clparse.tag.crf import CrfTagger
     from clparse.tag.ensemble import CRF_WEIGHT, EnsembleTagger
+    from clparse.tag.net import TaggerNet
     from clparse.tag.net_train import train_net
 
     database = Database.of(db)
@@ -123,13 +131,19 @@ def train_tagger_net(db: Database | str | Path, train_files: Sequence[str | Path
         raise ConfigurationError(f"{database.path}: the tagger net goes beside the CRF, and this run's "
                                  "stored tagger is " + ("missing" if found is None else f"a {found[0]}") +
                                  " (prepare again with --tagger crf, the default)")
-    if train_files:
+    # the sentences the CRF learned from and was scored on: every tree of the files prepare read, if they are
+    # there as they were (the stored sentences are only those within the run's length limit)
+    train_source = list(train_files) or _unchanged_files(runs, "train")
+    if train_source:
         train = [[(w, t) for w, t in tree.tagged_words() if t != NONE_TAG]
-                 for path in train_files for tree in read_trees(path)]
+                 for path in train_source for tree in read_trees(path)]
     else:
         train = [tagged_words(tree) for tree in runs.gold_trees("train")]
     train = [sentence for sentence in train if sentence]
-    dev = [s for s in (tagged_words(tree) for tree in runs.gold_trees("dev")) if s]
+    dev_source = _unchanged_files(runs, "dev")
+    dev_trees = ([tree.tagged_words() for path in dev_source for tree in read_trees(path)] if dev_source else
+                 [parse_tree(tree).tagged_words() for tree in runs.gold_trees("dev")])
+    dev = [s for s in ([(w, t) for w, t in words if t != NONE_TAG] for words in dev_trees) if s]
     settings = settings or NetSettings()
     start = time.perf_counter()
     trained = train_net(train, dev, settings, on_epoch=on_epoch, should_stop=should_stop)
@@ -143,13 +157,20 @@ def train_tagger_net(db: Database | str | Path, train_files: Sequence[str | Path
     crf_accuracy = crf.accuracy(dev) if dev else None
     if should_stop():
         return None
-    # a net trained too little (or on too little) makes the pair worse than the CRF alone: parse would then
-    # tag worse than before, so it is not stored unless asked for
-    behind = (stored.dev_accuracy is not None and crf_accuracy is not None
-              and stored.dev_accuracy < crf_accuracy)
+    # a net trained too little (or on too little) makes the pair worse than what parse tags with now, the
+    # CRF alone or with the net stored before: it is not stored unless asked for
+    before = taggers.net()
+    in_use = crf_accuracy
+    if before is not None and dev:
+        try:
+            in_use = EnsembleTagger(crf, TaggerNet.from_bytes(before[0]), before[1]).accuracy(dev)
+        except ConfigurationError:  # a damaged net stored before: what replaces it is measured on the CRF's
+            pass
+    behind = stored.dev_accuracy is not None and in_use is not None and stored.dev_accuracy < in_use
     if not behind or keep_worse:
         taggers.store_net(stored)
-    return NetFit(trained, stored, crf_accuracy, not behind or keep_worse)
+    return NetFit(trained, stored, crf_accuracy, not behind or keep_worse, before is not None, in_use,
+                  len(train), bool(train_source))
 
 
 @dataclass(frozen=True)
@@ -161,3 +182,19 @@ class NetFit:
     stored: StoredNet
     crf_dev_accuracy: float | None
     kept: bool
+    replaced: bool  # a net was stored before (kept: this one replaced it; else it stays)
+    in_use_dev_accuracy: float | None  # what parse tagged the dev split with before: the CRF, or the pair
+    train_sentences: int
+    from_files: bool  # every tree of treebank files, or else the run's stored (length-limited) sentences
+
+
+def _unchanged_files(runs: Runs, split: str) -> list[Path]:
+    """The treebank files prepare read for ``split``, if every one is still at its path with the same
+    SHA-256; else none (the caller falls back on the stored sentences)."""
+    import hashlib
+
+    files = [(Path(path), sha) for kind, path, sha in runs.treebank_files() if kind == split]
+    for path, sha in files:
+        if not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != sha:
+            return []
+    return [path for path, _ in files]

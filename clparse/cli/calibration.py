@@ -292,8 +292,8 @@ def train_tagger_command(db: Path, train_files: tuple[Path, ...], epochs: int, s
         now = ("the CRF and the net stored before" if done.replaced else "the CRF alone")
         in_use = "" if done.in_use_dev_accuracy is None else f" ({100 * done.in_use_dev_accuracy:.2f} %)"
         click.echo(f"nothing stored: with this net ({what}) the dev split is tagged worse than by {now}"
-                   f"{in_use}{net_dev}{both}{crf}; parse keeps tagging with {now} (train more epochs, or on "
-                   "more sentences with --train)")
+                   f"{in_use}{net_dev}{both}{crf if done.replaced else ''}; parse keeps tagging with {now} "
+                   "(train more epochs, or on more sentences with --train)")
         return
     replaced = " (replacing the one stored before)" if done.replaced else ""
     click.echo(f"stored the tagger net{replaced} ({what}){net_dev}{both}{crf}; parse, tag and calibrate-tags "

@@ -489,12 +489,7 @@ def train_tagger(db: PathLike, train: Sequence[PathLike] = (), *, epochs: int | 
 def _check_crf_run(db: PathLike) -> None:
     """A prepared run (not a combination) whose stored tagger is the CRF, read from a database of any
     schema."""
-    from clparse.store import reading
-    from clparse.store.database import Database
-
-    with Database(db, readonly=True, allow_older=True) as database, database.raw() as connection:
-        reading.run(connection, database.path)  # no run: "run clparse prepare", or "a combination: ..."
-        kinds = reading.tagger_kinds(connection)
+    kinds = _stored_tagger_kinds(db)
     if kinds != ["crf"]:
         raise ConfigurationError(f"{db}: the tagger net goes beside the CRF, and this run's stored tagger is "
                                  + ("missing" if not kinds else f"a {kinds[0]}")
@@ -504,19 +499,26 @@ def _check_crf_run(db: PathLike) -> None:
 def _check_tag_chooser_fit(db: PathLike) -> None:
     """What ``calibrate_tags`` needs that a quick read can tell, from a database of any schema: a run with
     a dev split and a CRF tagger (a combination or a perceptron has no taggings to choose among)."""
+    no_dev = (f"{db} has no dev sentences (prepare was given no --dev): the tag chooser is fitted on the "
+              "stored dev split; prepare again with --dev")
+    if _stored_tagger_kinds(db, no_dev) != ["crf"]:
+        from clparse.tag.choice import NOT_CRF
+
+        raise ConfigurationError(f"{db}: {NOT_CRF}")
+
+
+def _stored_tagger_kinds(db: PathLike, no_dev: str | None = None) -> list[str]:
+    """The kinds of the run's stored taggers, read from a database of any schema, after refusing one that
+    is not a prepared run (no run, a combination) and, with ``no_dev`` (the error to raise), one without a
+    dev split."""
     from clparse.store import reading
     from clparse.store.database import Database
 
     with Database(db, readonly=True, allow_older=True) as database, database.raw() as connection:
         reading.run(connection, database.path)  # no run: "run clparse prepare", or "a combination: ..."
-        if not reading.has_dev(connection):
-            raise ConfigurationError(f"{db} has no dev sentences (prepare was given no --dev): the tag "
-                                     "chooser is fitted on the stored dev split; prepare again with --dev")
-        kinds = reading.tagger_kinds(connection)
-    if kinds != ["crf"]:
-        from clparse.tag.choice import NOT_CRF
-
-        raise ConfigurationError(f"{db}: {NOT_CRF}")
+        if no_dev is not None and not reading.has_dev(connection):
+            raise ConfigurationError(no_dev)
+        return reading.tagger_kinds(connection)
 
 
 def calibrate_per_label(db: PathLike, *, settings: CalibrationSettings | None = None, passes: int = 2,

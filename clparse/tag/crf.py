@@ -123,6 +123,33 @@ def _log_ratio(p_best: float, p_other: float) -> float:
     return math.log(max(p_best, tiny)) - math.log(max(p_other, tiny))
 
 
+def swapped_taggings(best: list[str], unsure: list[tuple[float, int, str, float]],
+                     count: int) -> list[tuple[list[str], float]]:
+    """The best tagging, then up to ``count`` more, each with one word's tag swapped: ``unsure`` holds
+    (the word's best probability, its position, the tag swapped in, the certainty against it), taken least
+    sure first (ties: the earlier word). Shared by every tagger with :meth:`CrfTagger.scored_alternatives`."""
+    unsure = sorted(unsure, key=lambda entry: (entry[0], entry[1]))
+    taggings = [(best, 0.0)]
+    for _, t, other, certainty in unsure[:count]:
+        tags = list(best)
+        tags[t] = other
+        taggings.append((tags, certainty))
+    return taggings
+
+
+def tagging_accuracy(tag: Callable[[list[str]], list[str]],
+                     sentences: Sequence[Sequence[tuple[str, str]]]) -> float:
+    """Share of the tokens of ``sentences`` that ``tag`` tags as given, pooled over all of them."""
+    correct = total = 0
+    for sentence in sentences:
+        predicted = tag([word for word, _ in sentence])
+        correct += sum(p == gold for p, (_, gold) in zip(predicted, sentence))
+        total += len(sentence)
+    if total == 0:
+        raise ValueError("no tagged words to score the tagger on")
+    return correct / total
+
+
 class CrfTagger:
     """Linear-chain CRF POS tagger (CRFsuite), trained locally; bytes in and out."""
 
@@ -280,27 +307,14 @@ class CrfTagger:
                     other, p_other = ranked[1][::-1] if ranked[0][1] == best[t] else ranked[0][::-1]
                     p_best = self._tagger.marginal(best[t], t)
                     unsure.append((ranked[0][0], t, other, _log_ratio(p_best, p_other)))
-        unsure.sort(key=lambda entry: (entry[0], entry[1]))
-        taggings = [(best, 0.0)]
-        for _, t, other, certainty in unsure[:count]:
-            tags = list(best)
-            tags[t] = other
-            taggings.append((tags, certainty))
-        return taggings
+        return swapped_taggings(best, unsure, count)
 
     def tag_many(self, sentences: Iterable[Sequence[str]]) -> list[list[str]]:
         return [self.tag(words) for words in sentences]
 
     def accuracy(self, sentences: Sequence[Sequence[tuple[str, str]]]) -> float:
         """Share of tokens tagged as in ``sentences``, pooled over all of them (not per sentence)."""
-        correct = total = 0
-        for sentence in sentences:
-            predicted = self.tag([word for word, _ in sentence])
-            correct += sum(p == gold for p, (_, gold) in zip(predicted, sentence))
-            total += len(sentence)
-        if total == 0:
-            raise ValueError("no tagged words to score the tagger on")
-        return correct / total
+        return tagging_accuracy(self.tag, sentences)
 
     def labels(self) -> list[str]:
         """The tags the model can output, in CRFsuite's order."""

@@ -16,7 +16,7 @@ import numpy as np
 
 from clparse.errors import ConfigurationError
 from clparse.tag.checks import checked_words
-from clparse.tag.crf import UNSURE, CrfTagger
+from clparse.tag.crf import UNSURE, CrfTagger, swapped_taggings, tagging_accuracy
 from clparse.tag.net import TaggerNet
 
 #: The floor under a probability before its logarithm: a tag one model gives 0 is unlikely, not vetoed.
@@ -85,27 +85,14 @@ class EnsembleTagger:
                 other = int(ranked[1])
                 unsure.append((float(row[ranked[0]]), t, self._labels[other],
                                math.log(row[best_ids[t]]) - math.log(row[other])))
-        unsure.sort(key=lambda entry: (entry[0], entry[1]))
-        taggings = [(best, 0.0)]
-        for _, t, other_tag, certainty in unsure[:count]:
-            tags = list(best)
-            tags[t] = other_tag
-            taggings.append((tags, certainty))
-        return taggings
+        return swapped_taggings(best, unsure, count)
 
     def tag_many(self, sentences: Iterable[Sequence[str]]) -> list[list[str]]:
         return [self.tag(words) for words in sentences]
 
     def accuracy(self, sentences: Sequence[Sequence[tuple[str, str]]]) -> float:
         """Share of tokens tagged as in ``sentences``, pooled over all of them."""
-        correct = total = 0
-        for sentence in sentences:
-            predicted = self.tag([word for word, _ in sentence])
-            correct += sum(p == gold for p, (_, gold) in zip(predicted, sentence))
-            total += len(sentence)
-        if total == 0:
-            raise ValueError("no tagged words to score the tagger on")
-        return correct / total
+        return tagging_accuracy(self.tag, sentences)
 
     def labels(self) -> list[str]:
         return list(self._labels)

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from clparse.errors import ConfigurationError
+from clparse.tag.crf import tagging_accuracy
 from clparse.tag.net import BOW, EOW, UNK, NetVocabulary, TaggerNet
 
 Tagged = Sequence[Sequence[tuple[str, str]]]
@@ -152,13 +153,11 @@ def train_net(sentences: Tagged, dev: Tagged = (), settings: NetSettings = NetSe
 
 
 def net_accuracy(net: TaggerNet, sentences: Tagged) -> float:
-    """Share of tokens whose most probable tag under ``net`` is the given one."""
-    right = total = 0
-    for sentence in sentences:
-        best = net.probabilities([w for w, _ in sentence]).argmax(axis=1)
-        right += sum(net.tags[k] == tag for k, (_, tag) in zip(best, sentence))
-        total += len(sentence)
-    return right / total if total else 0.0
+    """Share of tokens whose most probable tag under ``net`` is the given one (0 for no tokens)."""
+    if not any(sentences):
+        return 0.0
+    return tagging_accuracy(lambda words: [net.tags[k] for k in net.probabilities(words).argmax(axis=1)],
+                            sentences)
 
 
 def _dropped(index: int, count: int, rate: float, rng: random.Random) -> int:

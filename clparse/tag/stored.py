@@ -39,6 +39,13 @@ def tagged_words(gold_tree: str) -> list[tuple[str, str]]:
     return [(w, t) for w, t in parse_tree(gold_tree).tagged_words() if t != NONE_TAG]
 
 
+def file_sentences(paths: Sequence[str | Path]) -> list[list[tuple[str, str]]]:
+    """Every tree of the treebank files ``paths`` as the parser receives it (empty elements are not
+    tokens), in order: what a tagger learns from (the length filter is for the parser)."""
+    return [[(w, t) for w, t in tree.tagged_words() if t != NONE_TAG]
+            for path in paths for tree in read_trees(path)]
+
+
 def ensure_tagger(db: Database | str | Path, train_files: Sequence[str | Path] = (),
                   train_sentences: Sequence[Sequence[tuple[str, str]]] | None = None,
                   spec: TaggerSpec = TaggerSpec(),
@@ -59,8 +66,7 @@ def ensure_tagger(db: Database | str | Path, train_files: Sequence[str | Path] =
     if train_sentences is not None:
         train = [list(sentence) for sentence in train_sentences]
     elif train_files:
-        train = [[(w, t) for w, t in tree.tagged_words() if t != NONE_TAG]
-                 for path in train_files for tree in read_trees(path)]
+        train = file_sentences(train_files)
     else:
         train = [tagged_words(tree) for tree in runs.gold_trees("train")]
     train = [sentence for sentence in train if sentence]
@@ -134,16 +140,11 @@ def train_tagger_net(db: Database | str | Path, train_files: Sequence[str | Path
     # the sentences the CRF learned from and was scored on: every tree of the files prepare read, if they are
     # there as they were (the stored sentences are only those within the run's length limit)
     train_source = list(train_files) or _unchanged_files(runs, "train")
-    if train_source:
-        train = [[(w, t) for w, t in tree.tagged_words() if t != NONE_TAG]
-                 for path in train_source for tree in read_trees(path)]
-    else:
-        train = [tagged_words(tree) for tree in runs.gold_trees("train")]
-    train = [sentence for sentence in train if sentence]
     dev_source = _unchanged_files(runs, "dev")
-    dev_trees = ([tree.tagged_words() for path in dev_source for tree in read_trees(path)] if dev_source else
-                 [parse_tree(tree).tagged_words() for tree in runs.gold_trees("dev")])
-    dev = [s for s in ([(w, t) for w, t in words if t != NONE_TAG] for words in dev_trees) if s]
+    train = [s for s in (file_sentences(train_source) if train_source else
+                         [tagged_words(tree) for tree in runs.gold_trees("train")]) if s]
+    dev = [s for s in (file_sentences(dev_source) if dev_source else
+                       [tagged_words(tree) for tree in runs.gold_trees("dev")]) if s]
     settings = settings or NetSettings()
     start = time.perf_counter()
     trained = train_net(train, dev, settings, on_epoch=on_epoch, should_stop=should_stop)

@@ -3,10 +3,12 @@ than its best member?
 
 Usage:
     python benchmarks/combine.py --member RUN.sqlite@THETA [--member ...] [--ptb-member PARSES.ptb ...] \\
-        --dev DEV_FILES... --out DIR [--max-words 15] [--k 10] [--beam 1000] [--every 1] [--trials 10000]
+        --dev DEV_FILES... --out DIR [--max-words 15] [--k 10] [--beam 1000] [--every 1] [--trials 10000] \\
+        [--aggregator sum|maxmin]
 
 Each ``--member DB@THETA`` parses the dev sentences with their gold tags (as ``clparse parse
---input-format ptb`` does) into its K best trees (``Parser(kbest=K)``), cached in ``DIR/member-N.jsonl``
+--input-format ptb`` does) into its K best trees (``Parser(kbest=K)``) ranked and scored by
+``--aggregator`` (default sum, as ``parse``), cached in ``DIR/member-N-AGGREGATOR.jsonl``
 so a second run only refits. A ``--ptb-member`` is another parser's 1-best output, one tree per dev
 sentence of the selection in order, or of the selection before ``--every`` (the PCFG's, from
 ``benchmarks/pcfg.py --write-dev``). Sentences: those whose
@@ -41,14 +43,15 @@ from clparse.preprocess import sentence_length
 from clparse.read import Tree, format_tree, parse_tree, read_trees
 
 
-def member_lists(spec: str, gold: list[Tree], k: int, beam: int, cache: Path) -> list[list[Scored]]:
+def member_lists(spec: str, gold: list[Tree], k: int, beam: int, aggregator: str,
+                 cache: Path) -> list[list[Scored]]:
     if cache.exists():
         lists = [[(parse_tree(t), s) for t, s in json.loads(line)] for line in cache.read_text().splitlines()]
         if len(lists) == len(gold):
             return lists
     db, _, theta = spec.rpartition("@")
-    # max-min, as `clparse combine` parses its members (the combination's τ is fitted to those scores)
-    parser = Parser.from_db(db, theta=parsed_theta(theta), beam=beam, kbest=k, aggregator="maxmin")
+    # every member with one aggregator, as `clparse combine --aggregator` parses them (one τ for all scores)
+    parser = Parser.from_db(db, theta=parsed_theta(theta), beam=beam, kbest=k, aggregator=aggregator)
     lists, started = [], time.process_time()
     with open(cache, "w", encoding="utf-8") as out:
         for number, tree in enumerate(gold, 1):
@@ -93,6 +96,7 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--beam", type=int, default=1000)
     ap.add_argument("--every", type=int, default=1)
+    ap.add_argument("--aggregator", choices=("sum", "maxmin"), default="sum")
     ap.add_argument("--trials", type=int, default=10_000)
     ap.add_argument("--max-evaluations", type=int, default=400)
     args = ap.parse_args()
@@ -101,7 +105,8 @@ def main() -> None:
                 if args.max_words == 0 or sentence_length(t) <= args.max_words]
     gold = selected[::args.every]
     names = list(args.member) + list(args.ptb_member)
-    lists = [member_lists(spec, gold, args.k, args.beam, args.out / f"member-{i}.jsonl")
+    lists = [member_lists(spec, gold, args.k, args.beam, args.aggregator,
+                          args.out / f"member-{i}-{args.aggregator}.jsonl")
              for i, spec in enumerate(args.member)]
     for path in args.ptb_member:
         trees = list(read_trees(path))
@@ -111,7 +116,7 @@ def main() -> None:
             sys.exit(f"{path}: {len(trees)} trees for {len(gold)} dev sentences")
         lists.append([[(t, 0.0)] for t in trees])
     print(f"{len(gold)} dev sentences (max words {args.max_words or 'all'}, every {args.every}), "
-          f"K = {args.k}, beam {args.beam}")
+          f"K = {args.k}, beam {args.beam}, {args.aggregator}")
     singles = []
     for name, member in zip(names, lists):
         singles.append(evaluate(gold, [m[0][0] for m in member]))

@@ -599,12 +599,12 @@ def open_parser(db: PathLike, theta: float | str = "best", *, beam: int | None =
     """The parser rebuilt from ``db`` at Θ̂ ``theta`` (a number > 0 or "best"), once :func:`check_readable`
     passes (its damage check runs while the parser loads; ``checked``: the caller already ran the whole
     check). ``beam`` None: 100 (a combination: the beam it was fitted with); ``aggregator`` None: the summed
-    loss (a combination: max-min, which its weights were fitted to). ``kbest``: each result holds
+    loss (a combination: the aggregator its weights were fitted to). ``kbest``: each result holds
     the K best distinct trees (``result.trees``, best first); ``tag_alternatives``: taggings of untagged
     input parsed beside the best one (None: :data:`clparse.parser.TAG_ALTERNATIVES`); ``tag_chooser``:
     choose among them with the run's fitted tag chooser, if one was fitted at this Θ̂ and aggregator
     (:func:`calibrate_tags`). A combination refuses a search it was not fitted with (another beam, tag
-    alternatives, the sum aggregator)."""
+    alternatives, another aggregator)."""
     if theta != "best":
         if not (isinstance(theta, numbers.Real) and not isinstance(theta, bool) and 0 < theta < float("inf")):
             raise ParameterError("theta", f"{theta!r}: give a finite number > 0 or 'best'")
@@ -647,17 +647,15 @@ def _open_parser(db: PathLike, theta: float | str, *, beam: int | None, max_pops
             raise ParameterError("theta", "a combination's members parse at the Θ̂ stored for each of them")
         if kbest != 1:
             raise ParameterError("kbest", "a combination gives one tree per sentence")
-        # λ, ρ and τ were fitted to the members' max-min scored K-best lists of the lead's best tagging:
-        # another search would be combined by weights fitted to a different one (it was dropped in silence)
-        if aggregator not in (None, "maxmin"):
-            raise ParameterError("aggregator", "a combination's τ was fitted to max-min scores: leave it "
-                                               "out or give maxmin")
+        # λ, ρ and τ were fitted to the members' K-best lists of the lead's best tagging, scored by the
+        # stored aggregator: another search would be combined by weights fitted to a different one (it was
+        # dropped in silence); CombinedParser.from_db refuses another aggregator
         if tag_alternatives:
             raise ParameterError("tag_alternatives", "a combination's members parse its lead member's "
                                                      "best tagging alone, as it was fitted: leave it out "
                                                      "or give 0")
         return CombinedParser.from_db(db, max_pops=max_pops, beam=beam,  # type: ignore[return-value]
-                                      max_words=max_words)
+                                      aggregator=aggregator, max_words=max_words)
     if beam is None:
         beam = SearchOptions.beam  # the parser's own default (the command line's too)
     if aggregator is None:
@@ -677,7 +675,7 @@ def describe_parser(parser: Parser, untagged: bool = True) -> str:
     stored = getattr(parser, "stored", None)
     if stored is not None:  # a CombinedParser
         return (f"combination of {len(stored.members)} parsers (K = {stored.k}, ρ = {stored.threshold:.3g}, "
-                f"dev F1 {stored.dev_f1:.2f})")
+                f"{stored.aggregator}, dev F1 {stored.dev_f1:.2f})")
     shown = "per label" if parser.model.label_thetas else f"{parser.model.theta:g}"
     chooser = "; taggings chosen by the fitted tag chooser" if untagged and parser.active_chooser else ""
     return f"parser at Θ̂ = {shown}: {len(parser.model.labels)} labels, {parser.model.splits} splits{chooser}"

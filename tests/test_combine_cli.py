@@ -4,6 +4,7 @@ parses as that member, the combination is plain SQL, and known brackets are kept
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -58,16 +59,58 @@ def test_combine_stores_a_combination_that_parses_to_its_dev_f1(trained_db: Path
     assert run("parse", "--db", str(combo), "--jobs", "2", input="The dog barked .\n")[0] == 2
 
 
-def test_one_member_with_one_tree_parses_as_that_member(trained_db: Path, dev_file: Path,
-                                                        tmp_path: Path) -> None:
+@pytest.mark.parametrize("aggregator", ["sum", "maxmin"])
+def test_one_member_with_one_tree_parses_as_that_member(trained_db: Path, dev_file: Path, tmp_path: Path,
+                                                        aggregator: str) -> None:
     combo = tmp_path / "one.sqlite"
     fit_members([MemberSpec("clparse", trained_db, "3")], [dev_file], combo, k=1, beam=20, max_evaluations=10,
-                progress=False)
-    # a combination's members parse with max-min scores (its weights are fitted to them), whatever the default
-    alone = run("parse", "--db", str(trained_db), "--theta", "3", "--beam", "20", "--aggregator", "maxmin",
+                aggregator=aggregator, progress=False)
+    # a combination's members parse with the aggregator it was fitted with, whatever parse's default
+    alone = run("parse", "--db", str(trained_db), "--theta", "3", "--beam", "20", "--aggregator", aggregator,
                 "--input-format", "ptb", str(dev_file))
     combined = run("parse", "--db", str(combo), "--input-format", "ptb", str(dev_file))
     assert alone[0] == combined[0] == 0
+    assert combined[1] == alone[1]
+    assert f", {aggregator}, dev F1" in combined[2]  # the line saying what parses
+
+
+def test_the_aggregator_is_stored_and_shown(trained_db: Path, dev_file: Path, tmp_path: Path) -> None:
+    combo = tmp_path / "combo.sqlite"
+    code, out, err = run("combine", "--member", f"{trained_db}@3", "--member", f"{trained_db}@8", "--dev",
+                         str(dev_file), "--kbest", "2", "--beam", "20", "--max-evaluations", "10",
+                         "--aggregator", "maxmin", "-o", str(combo))
+    assert code == 0, err
+    assert "K 2, maxmin)" in out
+    code, rows, err = run("sql", "--db", str(combo), "--json",
+                          "SELECT json_extract(dev_json, '$.aggregator') AS aggregator FROM combinations")
+    assert code == 0, err
+    assert json.loads(rows) == [{"aggregator": "maxmin"}]
+    # a sum search on a max-min combination: one line, nothing parsed
+    code, out, err = run("parse", "--db", str(combo), "--aggregator", "sum", input="The dog barked .\n")
+    assert code != 0 and out == ""
+    assert "--aggregator" in err and "maxmin" in err and "Traceback" not in err
+
+
+def test_a_combination_stored_before_the_aggregator_was_kept_reads_as_maxmin(trained_db: Path, dev_file: Path,
+                                                                             tmp_path: Path) -> None:
+    from clparse.store import combinations
+    from clparse.store.database import init_database
+
+    combo = tmp_path / "old.sqlite"
+    fit_members([MemberSpec("clparse", trained_db, "3")], [dev_file], combo, k=1, beam=20, max_evaluations=10,
+                aggregator="maxmin", progress=False)
+    stored = combinations.latest(combo)
+    assert stored is not None and stored.aggregator == "maxmin"
+    old = {key: value for key, value in stored.dev.items() if key != "aggregator"}  # as 0.1.0 wrote it
+    older = tmp_path / "older.sqlite"
+    init_database(older)
+    combinations.write(older, dataclasses.replace(stored, dev=old, id=None))
+    again = combinations.latest(older)
+    assert again is not None and "aggregator" not in again.dev and again.aggregator == "maxmin"
+    alone = run("parse", "--db", str(trained_db), "--theta", "3", "--beam", "20", "--aggregator", "maxmin",
+                "--input-format", "ptb", str(dev_file))
+    combined = run("parse", "--db", str(older), "--input-format", "ptb", str(dev_file))
+    assert alone[0] == combined[0] == 0, combined[2]
     assert combined[1] == alone[1]
 
 

@@ -36,7 +36,7 @@ def combo(trained_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize(("option", "value", "named"), [("--beam", "50", "--beam"),
                                                         ("--tag-alternatives", "2", "--tag-alternatives"),
-                                                        ("--aggregator", "sum", "--aggregator")])
+                                                        ("--aggregator", "maxmin", "--aggregator")])
 def test_parse_refuses_a_search_the_combination_was_not_fitted_with(combo: Path, option: str, value: str,
                                                                     named: str) -> None:
     code, out, err = run("parse", "--db", str(combo), option, value, input="The dog barked .\n")
@@ -49,13 +49,13 @@ def test_parse_takes_what_the_combination_can_honour(combo: Path) -> None:
     plain = run("parse", "--db", str(combo), input="The dog barked .\n")
     assert plain[0] == 0, plain[2]
     honoured = run("parse", "--db", str(combo), "--beam", "20", "--tag-alternatives", "0", "--aggregator",
-                   "maxmin", input="The dog barked .\n")
+                   "sum", input="The dog barked .\n")
     assert honoured[0] == 0, honoured[2]
     assert honoured[1] == plain[1]
 
 
 def test_api_refuses_the_same(combo: Path) -> None:
-    for search in ({"beam": 50}, {"tag_alternatives": 3}, {"aggregator": "sum"}):
+    for search in ({"beam": 50}, {"tag_alternatives": 3}, {"aggregator": "maxmin"}):
         with pytest.raises(ParameterError) as caught:
             api.open_parser(combo, **search)  # type: ignore[arg-type]
         assert caught.value.parameter == next(iter(search))

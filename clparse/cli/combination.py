@@ -7,7 +7,15 @@ from pathlib import Path
 import click
 
 from clparse.cli.core import main
-from clparse.cli.options import SEARCH_LIMIT, TREEBANK, ManyValues, Renamed, treebank_files
+from clparse.cli.options import (
+    AGGREGATOR,
+    AGGREGATOR_CHOICES,
+    SEARCH_LIMIT,
+    TREEBANK,
+    ManyValues,
+    Renamed,
+    treebank_files,
+)
 
 
 class MemberList(ManyValues):
@@ -58,12 +66,17 @@ def _member(ctx: click.Context, param: click.Parameter, values: tuple[str, ...])
               help="Trees per sentence from each clparse member.")
 @click.option("--beam", type=click.IntRange(min=1, max=SEARCH_LIMIT), default=1000, show_default=True,
               help="The members' search beam.")
+@click.option("--aggregator", type=click.Choice(AGGREGATOR_CHOICES), default=AGGREGATOR, show_default=True,
+              help="What the members rank and score their K best trees by: the summed logistic loss, as "
+                   "parse does by default, or max-min (every combination stored before this option). "
+                   "`parse` uses the combination with the aggregator it was fitted with.")
 @click.option("--max-words", type=click.IntRange(min=0), default=0, show_default=True,
               help="Fit on dev sentences of at most this many words (0: all).")
 @click.option("--max-evaluations", type=click.IntRange(min=10), default=400, show_default=True,
               help="F1 evaluations per start of Powell's method.")
 def combine_command(members: tuple[object, ...], ptb_members: tuple[Path, ...], dev: tuple[Path, ...],
-                    out: Path, k: int, beam: int, max_words: int, max_evaluations: int) -> None:
+                    out: Path, k: int, beam: int, aggregator: str, max_words: int,
+                    max_evaluations: int) -> None:
     """Combine parsers by constituent recombination (Chen & Kit 2012 §3), fitted on dev.
 
     Each member parses the dev sentences into its K best trees; a constituent's weight is the sum, over
@@ -80,11 +93,12 @@ def combine_command(members: tuple[object, ...], ptb_members: tuple[Path, ...], 
     from clparse.combine.run import MemberSpec, fit_members
 
     specs = [*members, *(MemberSpec("ptb", p) for p in ptb_members)]
-    report = fit_members(specs, list(dev), out, k=k, beam=beam, max_words=max_words,  # type: ignore[arg-type]
-                         max_evaluations=max_evaluations, echo=lambda s: click.echo(s, err=True))
+    report = fit_members(specs, list(dev), out, k=k, beam=beam, aggregator=aggregator,  # type: ignore[arg-type]
+                         max_words=max_words, max_evaluations=max_evaluations,
+                         echo=lambda s: click.echo(s, err=True))
     c = report.combination
     for member in c.members:
         shown = f"{member.source}@{member.theta}" if member.theta else member.source
         click.echo(f"member {shown}: dev F1 {member.dev_f1:.2f}, λ {member.weight:.3g}")
     click.echo(f"combination: dev F1 {c.dev_f1:.2f} on {c.dev_sentences} sentences (ρ {c.threshold:.3g}, "
-               f"τ {c.temperature:.3g}, K {c.k}); {report.seconds:.0f} s; stored in {out}")
+               f"τ {c.temperature:.3g}, K {c.k}, {c.aggregator}); {report.seconds:.0f} s; stored in {out}")

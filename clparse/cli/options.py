@@ -228,7 +228,8 @@ def _search_options(command: Callable[..., Any], beam: int) -> Callable[..., Any
                      show_default=True,
                      help="How a parse is scored: the summed logistic loss of its decisions (the paper's "
                           "Eq. 15; +0.9 to +1.2 F1 over max-min on all of GUM dev) or max-min, its lowest "
-                          "confidence (the paper's search; a combination's, which it was fitted to)."),
+                          "confidence (the paper's search). A combination parses with the aggregator it "
+                          "was fitted with."),
     )):
         command = option(command)
     return command

@@ -26,11 +26,12 @@ from clparse.errors import ConfigurationError, NotCalibratedError, ParameterErro
 from clparse.evaluate.evalb import evaluate
 from clparse.evaluate.files import read_parses
 from clparse.output import ParseResult
-from clparse.parser import Parser, Sentence, SourceSentence
+from clparse.parser import DEFAULT_AGGREGATOR, Parser, Sentence, SourceSentence
 from clparse.preprocess import sentence_length
 from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG
 from clparse.progress import Progress
 from clparse.read import Tree, read_trees
+from clparse.search.aggregate import AGGREGATORS
 from clparse.search.brackets import Brackets
 from clparse.store import combinations
 from clparse.store.database import Database, init_database
@@ -74,9 +75,10 @@ def parsed_theta(theta: str | None) -> float | str:
     return "best" if theta in (None, "best") else float(theta)  # type: ignore[arg-type]
 
 
-def open_member(source: Path, theta: str | None, hint: str, **options: Any) -> Parser:
-    """A clparse member's parser at its Θ̂. An uncalibrated member at ``best`` says how to name a Θ̂ for a
-    combination (``hint``) instead of the parser's own advice, ``--theta X``, which combinations refuse."""
+def open_member(source: Path, theta: str | None, hint: str, aggregator: str, **options: Any) -> Parser:
+    """A clparse member's parser at its Θ̂, ranking and scoring its k-best lists by ``aggregator`` (``best``:
+    the Θ̂ calibrated with it). An uncalibrated member at ``best`` says how to name a Θ̂ for a combination
+    (``hint``) instead of the parser's own advice, ``--theta X``, which combinations refuse."""
     from clparse.store import reading
 
     with Database(source, readonly=True).raw() as connection:  # a combination: not "not calibrated yet"
@@ -84,7 +86,7 @@ def open_member(source: Path, theta: str | None, hint: str, **options: Any) -> P
     if combined is not None:
         raise combined
     try:
-        return Parser.from_db(source, theta=parsed_theta(theta), **{**options, "aggregator": "maxmin"})
+        return Parser.from_db(source, theta=parsed_theta(theta), **{**options, "aggregator": aggregator})
     except NotCalibratedError:
         raise NotCalibratedError(source, f"{source}: not calibrated yet; run `clparse calibrate --db "
                                           f"{source}`, {hint}") from None
@@ -156,14 +158,18 @@ def fingerprint(parser: Parser) -> dict[str, Any]:
 
 
 def fit_members(members: Sequence[MemberSpec], dev_files: Sequence[str | Path], out: str | Path, *,
-                k: int = 10, beam: int = 1000, max_words: int = 0, max_evaluations: int = 400,
-                progress: bool = True, echo: Callable[[str], object] = lambda _: None) -> FitReport:
+                k: int = 10, beam: int = 1000, aggregator: str = DEFAULT_AGGREGATOR, max_words: int = 0,
+                max_evaluations: int = 400, progress: bool = True,
+                echo: Callable[[str], object] = lambda _: None) -> FitReport:
     """Fit a combination of ``members`` on the dev trees and store it in ``out`` (a new database, or one
-    that holds only combinations)."""
+    that holds only combinations). ``aggregator``: what every clparse member ranks and scores its k-best
+    lists by (one τ is fitted to all their scores)."""
     if not members:
         raise ConfigurationError("give at least one member")
     if k < 1 or beam < 1 or max_words < 0:
         raise ConfigurationError("k and beam must be at least 1, max_words at least 0")
+    if aggregator not in AGGREGATORS:
+        raise ConfigurationError(f"unknown aggregator {aggregator!r}; choose {' or '.join(AGGREGATORS)}")
     out = Path(out)
     if out.exists() and out.stat().st_size > 0 and combinations.has_run(out):
         raise ConfigurationError(f"{out} holds a training run: store the combination in a database of its "
@@ -183,7 +189,8 @@ def fit_members(members: Sequence[MemberSpec], dev_files: Sequence[str | Path], 
     # every member opened before any parses: a last member not calibrated, or at a Θ̂ it is not trained to,
     # was told only after the others had parsed the dev set
     parsers = {number: open_member(member.source, member.theta,
-                                   f"or name a Θ̂: --member {member.source}@THETA", beam=beam, kbest=k)
+                                   f"or name a Θ̂: --member {member.source}@THETA", aggregator,
+                                   beam=beam, kbest=k)
                for number, member in enumerate(members, 1) if member.kind != "ptb"}
     for number, member in enumerate(members, 1):
         if member.kind == "ptb":
@@ -204,7 +211,7 @@ def fit_members(members: Sequence[MemberSpec], dev_files: Sequence[str | Path], 
     stored = combinations.StoredCombination(
         k, beam, c.threshold, c.temperature, fitted.f1, len(gold),
         {"files": [str(Path(f).resolve()) for f in dev_files], "max_words": max_words, "tags": "gold",
-         "members": fitted_with},
+         "aggregator": aggregator, "members": fitted_with},
         fitted.evaluations, time.monotonic() - started, clparse.__version__,
         tuple(combinations.StoredMember(m.kind, str(m.source.resolve()),
                                         m.theta if m.kind == "clparse" else None, w, f)
@@ -257,6 +264,12 @@ class CombinedParser:
             raise ParameterError("beam", f"the combination was fitted with its members at beam "
                                          f"{stored.beam}: leave it out (or fit again with `clparse combine "
                                          "--beam`)")
+        asked = options.pop("aggregator", None)
+        if asked is not None and asked != stored.aggregator:  # τ was fitted to the stored aggregator's scores
+            raise ParameterError("aggregator", f"the combination was fitted with its members' "
+                                               f"{stored.aggregator} scores: leave it out or give "
+                                               f"{stored.aggregator} (or fit again with `clparse combine "
+                                               "--aggregator`)")
         options = {**options, "beam": stored.beam, "kbest": stored.k}
         missing = next((m.source for m in stored.members if not Path(m.source).exists()), None)
         if missing is not None:  # said as a run to make with `clparse prepare --db MEMBER`
@@ -264,7 +277,8 @@ class CombinedParser:
                                      "combination names its members' databases by path; put it back, or fit "
                                      "the combination again with `clparse combine`")
         members = [open_member(Path(m.source), m.theta, "or fit the combination again with a Θ̂ named: "
-                               f"--member {m.source}@THETA", **options) for m in stored.members]
+                               f"--member {m.source}@THETA", stored.aggregator, **options)
+                   for m in stored.members]
         fitted_with = stored.dev.get("members")  # absent in combinations stored before it was kept
         for member, parser_of, then in zip(stored.members, members, fitted_with or []):
             now = fingerprint(parser_of)

@@ -6,8 +6,9 @@ over the words it scores (punctuation left out) and with its labels (function ta
 that only attach a comma differently vote for the same constituent, and ω is about the brackets F1
 scores.
 
-f(t_ik) is the tree's share of its list: a softmax of the members' tree scores (the lowest confidence of
-the tree's derivation, the quantity max-min search ranks by) at a temperature τ; τ → ∞ gives every tree
+f(t_ik) is the tree's share of its list: a softmax of the members' tree scores (what their search ranks by:
+minus the summed loss of the tree's derivation, or under max-min its lowest confidence; every member with
+the same aggregator) at a temperature τ; τ → ∞ gives every tree
 of the list the same share, τ → 0 all of it to the best tree. Each list's f sums to 1, so ω(c) ≤ Σ λ_i.
 """
 

@@ -43,6 +43,12 @@ class StoredCombination:
     id: int | None = None
     created_at: str = field(default="", compare=False)
 
+    @property
+    def aggregator(self) -> str:
+        """What the clparse members' k-best lists were ranked and scored by, and so what τ fits: dev_json's
+        ``aggregator`` (kept since the summed loss became parse's default); before it, always maxmin."""
+        return str(self.dev.get("aggregator", "maxmin"))
+
 
 def write(db: Database | str | Path, combination: StoredCombination) -> int:
     """Store a combination and its members in one transaction; its id."""

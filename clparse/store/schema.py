@@ -422,10 +422,11 @@ combinations = Table(
            comment="Labelled F1 (%, EVALB) of the combination on the dev set it was fitted on."),
     Column("dev_sentences", Integer, nullable=False, comment="Dev sentences fitted on."),
     Column("dev_json", Text, nullable=False,
-           comment="JSON object: the dev files, max_words (0: all) and tags (gold) of the fit, and "
-                   "members: per member, what it parsed dev with (its run's input_digest, Θ̂ resolved, "
-                   "splits; null for a PTB member), which parse --db refuses to differ (absent before it "
-                   "was kept)."),
+           comment="JSON object: the dev files, max_words (0: all) and tags (gold) of the fit, aggregator: "
+                   "what the members' k-best lists were ranked and scored by, sum or maxmin (absent before "
+                   "it was kept: maxmin), and members: per member, what it parsed dev with (its run's "
+                   "input_digest, Θ̂ resolved, splits; null for a PTB member), which parse --db refuses to "
+                   "differ (absent before it was kept)."),
     Column("evaluations", Integer, nullable=False, comment="Dev F1 evaluations Powell's method made."),
     Column("seconds", Float, nullable=False,
            comment="Wall time of parsing the dev set and fitting, in seconds."),

@@ -18,7 +18,17 @@ Printed: each member's 1-best F1 (EVALB rules, ``clparse.evaluate``); the oracle
 K-best trees (per sentence the tree with the most matched brackets, then the fewest test brackets); the
 combination fitted on the whole selection (λ, ρ, τ by Powell: in-sample, as the issue's target is put)
 and, more honestly, two-fold: fitted on the odd sentences and scored on the even ones and the other way
-round; each against the best member by the paired shuffle test of ``clparse compare``.
+round; each against the best member by the paired shuffle test of ``clparse compare``. The in-sample
+combination's trees are written to ``DIR/combined-AGGREGATOR.ptb``.
+
+``--raw``: then the same from raw tokens, as ``clparse parse --db COMBO`` parses untagged input: the first
+member's stored tagger tags each sentence's words (with ``--tagger-net NET.bin``, its CRF and that net,
+as ``clparse train-tagger`` would make it tag), and every clparse member parses that one tagging into its
+K best trees (cached in ``DIR/member-N-AGGREGATOR-raw.jsonl``; ``--tagger-net`` in ``-rawnet``). The
+combinations fitted above on the gold-tag lists are applied to these lists, as a stored combination is to
+new text, and compared with the first member's own raw-token parse. A ``--ptb-member`` has no raw-token
+parses, so ``--raw`` takes clparse members only. The first member should be the one with the largest λ,
+whose tagger ``parse`` uses.
 """
 
 from __future__ import annotations
@@ -44,7 +54,8 @@ from clparse.read import Tree, format_tree, parse_tree, read_trees
 
 
 def member_lists(spec: str, gold: list[Tree], k: int, beam: int, aggregator: str,
-                 cache: Path) -> list[list[Scored]]:
+                 cache: Path, taggings: list[list[tuple[str, str]]] | None = None) -> list[list[Scored]]:
+    """The member's K-best lists of the gold trees' words, with their gold tags or ``taggings``."""
     if cache.exists():
         lists = [[(parse_tree(t), s) for t, s in json.loads(line)] for line in cache.read_text().splitlines()]
         if len(lists) == len(gold):
@@ -55,7 +66,8 @@ def member_lists(spec: str, gold: list[Tree], k: int, beam: int, aggregator: str
     lists, started = [], time.process_time()
     with open(cache, "w", encoding="utf-8") as out:
         for number, tree in enumerate(gold, 1):
-            result = parser.parse_tagged(tree.tagged_words())
+            tagged = tree.tagged_words() if taggings is None else taggings[number - 1]
+            result = parser.parse_tagged(tagged)
             found = scored(result)
             lists.append(found)
             out.write(json.dumps([(format_tree(t), s) for t, s in found]) + "\n")
@@ -75,6 +87,18 @@ def oracle(gold: list[Tree], lists: list[list[list[Scored]]]) -> float:
             return sum(min(test.count(x), spans.count(x)) for x in set(test)), -len(test)
         best.append(max((t for member in lists for t, _ in member[s]), key=quality))
     return evaluate(gold, best).all.f1
+
+
+def first_member_taggings(spec: str, gold: list[Tree], net: Path | None) -> list[list[tuple[str, str]]]:
+    """The first member's tagging of each gold tree's words, as parse tags untagged input with it."""
+    db, _, theta = spec.rpartition("@")
+    parser = Parser.from_db(db, theta=parsed_theta(theta))
+    if net is not None:
+        from clparse.tag.ensemble import EnsembleTagger
+        from clparse.tag.net import TaggerNet
+
+        parser.tagger = EnsembleTagger(parser.tagger, TaggerNet.from_bytes(net.read_bytes()))
+    return [parser.tag([w for w, _ in tree.tagged_words()]) for tree in gold]
 
 
 def trees_of(sentences: list[DevSentence], combination: Combination) -> list[Tree]:
@@ -97,6 +121,8 @@ def main() -> None:
     ap.add_argument("--beam", type=int, default=1000)
     ap.add_argument("--every", type=int, default=1)
     ap.add_argument("--aggregator", choices=("sum", "maxmin"), default="sum")
+    ap.add_argument("--raw", action="store_true", help="also from raw tokens (see above)")
+    ap.add_argument("--tagger-net", type=Path, default=None, metavar="NET.bin")
     ap.add_argument("--trials", type=int, default=10_000)
     ap.add_argument("--max-evaluations", type=int, default=400)
     args = ap.parse_args()
@@ -134,16 +160,48 @@ def main() -> None:
           f"{fitted.evaluations} evaluations, {time.process_time() - started:.0f} CPU s")
     print("  vs best member: " + _test(compare(combined, singles[best], trials=args.trials)))
     halves = [list(range(0, len(gold), 2)), list(range(1, len(gold), 2))]
-    crossed: dict[int, Tree] = {}
-    for fit_on, score_on in (halves, halves[::-1]):
-        part = fit([sentences[i] for i in fit_on], len(lists), max_evaluations=args.max_evaluations)
-        for i, tree in zip(score_on, trees_of([sentences[i] for i in score_on], part.combination)):
-            crossed[i] = tree
-    two_fold = evaluate(gold, [crossed[i] for i in range(len(gold))])
+    parts = [fit([sentences[i] for i in fit_on], len(lists), max_evaluations=args.max_evaluations).combination
+             for fit_on in halves]
+    two_fold = evaluate(gold, crossed_trees(sentences, halves, parts))
     print(f"combination, two-fold (fitted on one half, scored on the other): F1 {two_fold.all.f1:.2f}")
     print("  vs best member: " + _test(compare(two_fold, singles[best], trials=args.trials)))
-    (args.out / "combined.ptb").write_text("".join(format_tree(t) + "\n" for t in trees_of(
+    (args.out / f"combined-{args.aggregator}.ptb").write_text("".join(format_tree(t) + "\n" for t in trees_of(
         sentences, fitted.combination)), encoding="utf-8")
+    if args.raw:
+        if args.ptb_member:
+            sys.exit("--raw takes clparse members only: a --ptb-member has no raw-token parses")
+        net = "net" if args.tagger_net is not None else ""
+        taggings = first_member_taggings(args.member[0], gold, args.tagger_net)
+        tags = sum(t == g for tagged, tree in zip(taggings, gold)
+                   for (_, t), (_, g) in zip(tagged, tree.tagged_words()))
+        with_net = f" and {args.tagger_net}" if net else ""
+        print(f"from raw tokens, tagged by {args.member[0]}'s tagger{with_net}: "
+              f"{tags / sum(map(len, taggings)):.2%} of tags right")
+        raw = [member_lists(spec, gold, args.k, args.beam, args.aggregator,
+                            args.out / f"member-{i}-{args.aggregator}-raw{net}.jsonl", taggings)
+               for i, spec in enumerate(args.member)]
+        raw_singles = [evaluate(gold, [m[0][0] for m in member]) for member in raw]
+        for name, single in zip(args.member, raw_singles):
+            print(f"member {name}, raw tokens: F1 {single.all.f1:.2f}")
+        raw_sentences = [dev_sentence(collect([member[s] for member in raw]), g) for s, g in enumerate(gold)]
+        in_sample = evaluate(gold, trees_of(raw_sentences, fitted.combination))
+        print(f"combination fitted on gold-tag lists (all), raw tokens: F1 {in_sample.all.f1:.2f}; vs the "
+              "first member's raw parse: " + _test(compare(in_sample, raw_singles[0], trials=args.trials)))
+        crossed = evaluate(gold, crossed_trees(raw_sentences, halves, parts))
+        print(f"combination two-fold, raw tokens: F1 {crossed.all.f1:.2f}; vs the first member's raw parse: "
+              + _test(compare(crossed, raw_singles[0], trials=args.trials)))
+        (args.out / f"combined-{args.aggregator}-raw{net}.ptb").write_text("".join(format_tree(t) + "\n" for t in trees_of(
+            raw_sentences, fitted.combination)), encoding="utf-8")
+
+
+def crossed_trees(sentences: list[DevSentence], halves: list[list[int]],
+                  parts: list[Combination]) -> list[Tree]:
+    """Each half's trees by the combination fitted on the other half."""
+    crossed: dict[int, Tree] = {}
+    for score_on, part in zip(halves[::-1], parts):
+        for i, tree in zip(score_on, trees_of([sentences[i] for i in score_on], part)):
+            crossed[i] = tree
+    return [crossed[i] for i in range(len(sentences))]
 
 
 def _test(comparison: Comparison) -> str:

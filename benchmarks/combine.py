@@ -190,8 +190,9 @@ def main() -> None:
         crossed = evaluate(gold, crossed_trees(raw_sentences, halves, parts))
         print(f"combination two-fold, raw tokens: F1 {crossed.all.f1:.2f}; vs the first member's raw parse: "
               + _test(compare(crossed, raw_singles[0], trials=args.trials)))
-        (args.out / f"combined-{args.aggregator}-raw{net}.ptb").write_text("".join(format_tree(t) + "\n" for t in trees_of(
-            raw_sentences, fitted.combination)), encoding="utf-8")
+        raw_trees = trees_of(raw_sentences, fitted.combination)
+        (args.out / f"combined-{args.aggregator}-raw{net}.ptb").write_text(
+            "".join(format_tree(t) + "\n" for t in raw_trees), encoding="utf-8")
 
 
 def crossed_trees(sentences: list[DevSentence], halves: list[list[int]],

@@ -26,9 +26,10 @@ member's stored tagger tags each sentence's words (with ``--tagger-net NET.bin``
 as ``clparse train-tagger`` would make it tag), and every clparse member parses that one tagging into its
 K best trees (cached in ``DIR/member-N-AGGREGATOR-raw.jsonl``; ``--tagger-net`` in ``-rawnet``). The
 combinations fitted above on the gold-tag lists are applied to these lists, as a stored combination is to
-new text, and compared with the first member's own raw-token parse. A ``--ptb-member`` has no raw-token
-parses, so ``--raw`` takes clparse members only. The first member should be the one with the largest λ,
-whose tagger ``parse`` uses.
+new text, and compared with the first member's own raw-token parse. A sentence whose scored words differ
+from the gold tree's (a punctuation token tagged as a word) is skipped, as EVALB skips it, and counted.
+A ``--ptb-member`` has no raw-token parses, so ``--raw`` takes clparse members only. The first member
+should be the one with the largest λ, whose tagger ``parse`` uses.
 """
 
 from __future__ import annotations
@@ -180,14 +181,19 @@ def main() -> None:
         raw = [member_lists(spec, gold, args.k, args.beam, args.aggregator,
                             args.out / f"member-{i}-{args.aggregator}-raw{net}.jsonl", taggings)
                for i, spec in enumerate(args.member)]
-        raw_singles = [evaluate(gold, [m[0][0] for m in member]) for member in raw]
+        # a punctuation token the tagger tags as a word leaves the tree with other scored words than the
+        # gold one: EVALB skips such a sentence; here every one is skipped and counted (EVALB stops at 10)
+        skip = EvalbParams(max_errors=len(gold) + 1)
+        raw_singles = [evaluate(gold, [m[0][0] for m in member], skip) for member in raw]
         for name, single in zip(args.member, raw_singles):
             print(f"member {name}, raw tokens: F1 {single.all.f1:.2f}")
         raw_sentences = [dev_sentence(collect([member[s] for member in raw]), g) for s, g in enumerate(gold)]
-        in_sample = evaluate(gold, trees_of(raw_sentences, fitted.combination))
+        in_sample = evaluate(gold, trees_of(raw_sentences, fitted.combination), skip)
+        print(f"  sentences skipped as EVALB skips them (scored words differ from gold's): "
+              f"{in_sample.all.errors} of {len(gold)}")
         print(f"combination fitted on gold-tag lists (all), raw tokens: F1 {in_sample.all.f1:.2f}; vs the "
               "first member's raw parse: " + _test(compare(in_sample, raw_singles[0], trials=args.trials)))
-        crossed = evaluate(gold, crossed_trees(raw_sentences, halves, parts))
+        crossed = evaluate(gold, crossed_trees(raw_sentences, halves, parts), skip)
         print(f"combination two-fold, raw tokens: F1 {crossed.all.f1:.2f}; vs the first member's raw parse: "
               + _test(compare(crossed, raw_singles[0], trials=args.trials)))
         raw_trees = trees_of(raw_sentences, fitted.combination)

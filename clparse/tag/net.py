@@ -26,9 +26,6 @@ from clparse.errors import ConfigurationError
 MAGIC = b"clparse-tagnet\x00\x00"
 FORMAT = 1
 _HEADER = struct.Struct("<16sHH32sI")  # magic, format, reserved, SHA-256 of what follows, JSON length
-#: Where the SHA-256 sits in a stored net's bytes (0-based offset, length): for SQL that reads it from the
-#: blob without loading the net (clparse.store.reading.tagger_name)
-DIGEST_SPAN = (struct.calcsize("<16sHH"), 32)
 PAD, UNK, BOW, EOW = 0, 1, 2, 3  # the first rows of the word and character tables
 #: The arrays of a net, in stored order: embeddings, the character BiLSTM (forward, backward), the two
 #: sentence layers (each forward, backward), the output layer. An LSTM is (W_ih, W_hh, bias).

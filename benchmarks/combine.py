@@ -95,10 +95,9 @@ def first_member_taggings(spec: str, gold: list[Tree], net: Path | None) -> list
     db, _, theta = spec.rpartition("@")
     parser = Parser.from_db(db, theta=parsed_theta(theta))
     if net is not None:
-        from clparse.tag.ensemble import EnsembleTagger
-        from clparse.tag.net import TaggerNet
+        from clparse.tag.ensemble import with_net_file
 
-        parser.tagger = EnsembleTagger(parser.tagger, TaggerNet.from_bytes(net.read_bytes()))
+        parser.tagger = with_net_file(parser.tagger, net)
     return [parser.tag([w for w, _ in tree.tagged_words()]) for tree in gold]
 
 

@@ -53,10 +53,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = Parser.from_db(args.db, theta=theta, beam=args.beam, tag_alternatives=args.alternatives,
                             aggregator=args.aggregator, tag_chooser=False)
     if args.tagger_net is not None:
-        from clparse.tag.ensemble import EnsembleTagger
-        from clparse.tag.net import TaggerNet
+        from clparse.tag.ensemble import with_net_file
 
-        parser.tagger = EnsembleTagger(parser.tagger, TaggerNet.from_bytes(args.tagger_net.read_bytes()))
+        parser.tagger = with_net_file(parser.tagger, args.tagger_net)
     gold = dev_trees(args.db)[:args.limit]
     start = time.process_time()
     sentences = parse_taggings(parser, gold)

@@ -356,7 +356,8 @@ class Parser:
         """Use the run's tag chooser fitted at this model's Θ̂ with this aggregator, if any (:attr:`chooser`;
         else :attr:`chooser_note` says if one was fitted with other settings). :meth:`from_db` calls it."""
         if not self.options.tag_chooser:  # not read at all: a damaged row cannot stop a parse without it
-            self.chooser, self.chooser_note, self.chooser_aggregator = None, None, None
+            self.chooser, self.chooser_note = None, None
+            self.chooser_aggregator, self.chooser_tagger = None, None
             return
         with database.raw() as connection:
             self.chooser, self.chooser_note, self.chooser_tagger = _stored_chooser(

@@ -9,6 +9,7 @@ installs): those tests are skipped, and say so, where it is missing.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clparse.errors import ConfigurationError
+from clparse.store.net_header import DIGEST_SPAN, HEADER
 from clparse.tag.crf import CrfTagger
 from clparse.tag.ensemble import EnsembleTagger
 from clparse.tag.net import ARRAYS, LSTMS, NetVocabulary, TaggerNet, _lstm, _lstm_last
@@ -101,6 +103,14 @@ def test_bytes_round_trip_and_damage_is_refused() -> None:
             TaggerNet.from_bytes(bad)
     with pytest.raises(ConfigurationError, match="arrays"):
         TaggerNet(net.vocabulary, {name: net.arrays[name] for name in ARRAYS[:-1]})
+
+
+def test_the_digest_span_holds_the_sha256_of_everything_after_the_header() -> None:
+    """What reading.tagger_name reads in SQL at DIGEST_SPAN is the net's SHA-256 (checked by hashing)."""
+    data = random_net().to_bytes()
+    start, length = DIGEST_SPAN
+    assert data[start:start + length] == hashlib.sha256(data[HEADER.size:]).digest()
+    assert TaggerNet.from_bytes(data).digest == data[start:start + length].hex()
 
 
 def test_the_ensemble_is_the_weighted_geometric_mean_worked_by_hand() -> None:
@@ -277,6 +287,24 @@ def test_train_tagger_stores_the_net_and_parse_tags_with_both(net_db: Path, trai
     one = invoke_cli(["parse", "--db", net_db, "--theta", 3, "--beam", 4, text])
     two = invoke_cli(["parse", "--db", net_db, "--theta", 3, "--beam", 4, "--jobs", 2, text])
     assert one.exit_code == two.exit_code == 0 and one.stdout == two.stdout
+
+
+def test_a_net_file_paired_with_the_runs_crf_tags_as_the_stored_pair(net_db: Path, trained_db: Path,
+                                                                     tmp_path: Path) -> None:
+    from clparse.tag.ensemble import with_net_file
+
+    blob = read_rows(net_db, "SELECT model_blob FROM tagger_nets")[0][0]
+    net_file = tmp_path / "net.bin"
+    net_file.write_bytes(blob)
+    stored = load_tagger(net_db)
+    assert isinstance(stored, EnsembleTagger)
+    words = [[w for w, _ in sentence] for sentence in dev_tagged(net_db)[:20]]
+    for base in (load_tagger(trained_db), stored):  # the CRF alone, or a pair whose net is replaced
+        paired = with_net_file(base, net_file)
+        assert paired.name == stored.name
+        assert [paired.tag(w) for w in words] == [stored.tag(w) for w in words]
+    with pytest.raises(ConfigurationError, match="CRF"):
+        with_net_file(object(), net_file)  # a perceptron tagger, say: no marginals to pair
 
 
 def test_a_chooser_fitted_on_the_crf_alone_is_not_used_with_the_net(net_db: Path, tmp_path: Path,

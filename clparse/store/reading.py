@@ -17,6 +17,7 @@ from typing import Any
 import apsw
 
 from clparse.errors import DatabaseError
+from clparse.store.net_header import DIGEST_SPAN
 from clparse.store.verify import NODE_COLUMNS, Problem, checked_trees, damaged
 
 #: Every table a parser is rebuilt from (a run's, a combination's, their calibrations and tagger): the
@@ -108,8 +109,11 @@ def tag_chooser_fits(connection: apsw.Connection) -> list[str]:
 def tagger_name(connection: apsw.Connection) -> str:
     """Which tagger tags untagged input (what a tag chooser records it was fitted with): ``crf``, or with a
     tagger net stored beside the CRF (``clparse train-tagger``) ``crf+net:`` and the first 16 hex digits of
-    the net's SHA-256, read from its header (bytes 21-52), so a chooser fitted on another net is not used."""
-    row = connection.execute("SELECT lower(hex(substr(model_blob, 21, 32))) FROM tagger_nets").fetchone()
+    the net's SHA-256, read from its header (:data:`clparse.store.net_header.DIGEST_SPAN`), so a chooser
+    fitted on another net is not used."""
+    start, length = DIGEST_SPAN
+    row = connection.execute("SELECT lower(hex(substr(model_blob, ?, ?))) FROM tagger_nets",
+                             (start + 1, length)).fetchone()  # substr counts from 1
     return "crf" if row is None else f"crf+net:{str(row[0])[:16]}"
 
 

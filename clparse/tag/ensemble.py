@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -104,3 +105,14 @@ class EnsembleTagger:
 
 def _rebuilt(crf: bytes, net: bytes, crf_weight: float) -> EnsembleTagger:
     return EnsembleTagger(CrfTagger.from_bytes(crf), TaggerNet.from_bytes(net), crf_weight)
+
+
+def with_net_file(tagger: object, path: str | Path) -> EnsembleTagger:
+    """A run's stored CRF (``tagger``, as :func:`clparse.tag.stored.load_tagger` gives it) paired with the
+    net in ``path`` (a net's bytes, as ``tagger_nets.model_blob`` holds them): how ``parse`` would tag once
+    ``clparse train-tagger`` had stored that net, without writing it to the database (for benchmarks)."""
+    crf = tagger.crf if isinstance(tagger, EnsembleTagger) else tagger  # a net stored already is replaced
+    if not isinstance(crf, CrfTagger):
+        raise ConfigurationError("a tagger net is paired with the run's CRF tagger, and this run's tagger "
+                                 f"is {type(tagger).__name__}")
+    return EnsembleTagger(crf, TaggerNet.from_bytes(Path(path).read_bytes()))

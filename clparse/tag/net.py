@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,10 +21,9 @@ from typing import Any
 import numpy as np
 
 from clparse.errors import ConfigurationError
+from clparse.store.net_header import FORMAT, MAGIC
+from clparse.store.net_header import HEADER as _HEADER
 
-MAGIC = b"clparse-tagnet\x00\x00"
-FORMAT = 1
-_HEADER = struct.Struct("<16sHH32sI")  # magic, format, reserved, SHA-256 of what follows, JSON length
 PAD, UNK, BOW, EOW = 0, 1, 2, 3  # the first rows of the word and character tables
 #: The arrays of a net, in stored order: embeddings, the character BiLSTM (forward, backward), the two
 #: sentence layers (each forward, backward), the output layer. An LSTM is (W_ih, W_hh, bias).

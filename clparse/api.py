@@ -647,15 +647,17 @@ def _open_parser(db: PathLike, theta: float | str, *, beam: int | None, max_pops
             raise ParameterError("theta", "a combination's members parse at the Θ̂ stored for each of them")
         if kbest != 1:
             raise ParameterError("kbest", "a combination gives one tree per sentence")
-        # λ, ρ and τ were fitted to the members' K-best lists of the lead's best tagging, scored by the
-        # stored aggregator: another search would be combined by weights fitted to a different one (it was
-        # dropped in silence); CombinedParser.from_db refuses another aggregator
-        if tag_alternatives:
-            raise ParameterError("tag_alternatives", "a combination's members parse its lead member's "
-                                                     "best tagging alone, as it was fitted: leave it out "
-                                                     "or give 0")
+        # λ, ρ and τ were fitted to the members' K-best lists scored by the stored aggregator: another
+        # search would be combined by weights fitted to a different one (it was dropped in silence);
+        # CombinedParser.from_db refuses another aggregator. Untagged input: the lead member chooses the
+        # tagging as it would alone (its tag alternatives and tag chooser), the others parse that one.
+        if tag_alternatives is None:
+            tag_alternatives = TAG_ALTERNATIVES
+        if not isinstance(tag_alternatives, int) or tag_alternatives < 0:
+            raise ParameterError("tag_alternatives", f"must be a whole number ≥ 0, got {tag_alternatives!r}")
         return CombinedParser.from_db(db, max_pops=max_pops, beam=beam,  # type: ignore[return-value]
-                                      aggregator=aggregator, max_words=max_words)
+                                      aggregator=aggregator, max_words=max_words,
+                                      tag_alternatives=tag_alternatives, tag_chooser=tag_chooser)
     if beam is None:
         beam = SearchOptions.beam  # the parser's own default (the command line's too)
     if aggregator is None:
@@ -674,8 +676,11 @@ def describe_parser(parser: Parser, untagged: bool = True) -> str:
     ``untagged`` input, whether a fitted tag chooser picks among the taggings."""
     stored = getattr(parser, "stored", None)
     if stored is not None:  # a CombinedParser
+        lead = parser.members[parser.lead]  # type: ignore[attr-defined]
+        chooser = ("; taggings chosen by the lead member's fitted tag chooser"
+                   if untagged and lead.active_chooser else "")
         return (f"combination of {len(stored.members)} parsers (K = {stored.k}, ρ = {stored.threshold:.3g}, "
-                f"{stored.aggregator}, dev F1 {stored.dev_f1:.2f})")
+                f"{stored.aggregator}, dev F1 {stored.dev_f1:.2f}){chooser}")
     shown = "per label" if parser.model.label_thetas else f"{parser.model.theta:g}"
     chooser = "; taggings chosen by the fitted tag chooser" if untagged and parser.active_chooser else ""
     return f"parser at Θ̂ = {shown}: {len(parser.model.labels)} labels, {parser.model.splits} splits{chooser}"

@@ -170,6 +170,24 @@ def trained_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def two_theta_combo(trained_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A combination (`clparse combine`) of the trained sample run at Θ̂ 3 and 8, fitted on six dev trees
+    (K = 2, beam 20, summed loss)."""
+    from clparse.combine.run import MemberSpec, fit_members
+    from clparse.data import sample_path
+    from clparse.read import format_tree, read_trees
+
+    folder = tmp_path_factory.mktemp("combo")
+    dev = folder / "dev.ptb"
+    dev.write_text("".join(format_tree(t) + "\n" for t in list(read_trees(sample_path("dev")))[:6]),
+                   encoding="utf-8")
+    path = folder / "combo.sqlite"
+    fit_members([MemberSpec("clparse", trained_db, "3"), MemberSpec("clparse", trained_db, "8")], [dev],
+                path, k=2, beam=20, max_evaluations=10, progress=False)
+    return path
+
+
+@pytest.fixture(scope="session")
 def copy_trained_db(trained_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Callable[[], Path]:
     """A function returning a fresh, writable copy of ``trained_db`` in its own directory."""
 

@@ -11,10 +11,7 @@ from click.testing import CliRunner
 
 from clparse import api
 from clparse.cli import main
-from clparse.combine.run import MemberSpec, fit_members
-from clparse.data import sample_path
 from clparse.errors import ParameterError
-from clparse.read import format_tree, read_trees
 
 
 def run(*args: str, input: str | None = None) -> tuple[int, str, str]:
@@ -22,20 +19,12 @@ def run(*args: str, input: str | None = None) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-@pytest.fixture(scope="module")
-def combo(trained_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("combo")
-    dev = folder / "dev.ptb"
-    dev.write_text("".join(format_tree(t) + "\n" for t in list(read_trees(sample_path("dev")))[:6]),
-                   encoding="utf-8")
-    path = folder / "combo.sqlite"
-    fit_members([MemberSpec("clparse", trained_db, "3"), MemberSpec("clparse", trained_db, "8")], [dev],
-                path, k=2, beam=20, max_evaluations=10, progress=False)
-    return path
+@pytest.fixture
+def combo(two_theta_combo: Path) -> Path:
+    return two_theta_combo
 
 
 @pytest.mark.parametrize(("option", "value", "named"), [("--beam", "50", "--beam"),
-                                                        ("--tag-alternatives", "2", "--tag-alternatives"),
                                                         ("--aggregator", "maxmin", "--aggregator")])
 def test_parse_refuses_a_search_the_combination_was_not_fitted_with(combo: Path, option: str, value: str,
                                                                     named: str) -> None:
@@ -48,14 +37,14 @@ def test_parse_refuses_a_search_the_combination_was_not_fitted_with(combo: Path,
 def test_parse_takes_what_the_combination_can_honour(combo: Path) -> None:
     plain = run("parse", "--db", str(combo), input="The dog barked .\n")
     assert plain[0] == 0, plain[2]
-    honoured = run("parse", "--db", str(combo), "--beam", "20", "--tag-alternatives", "0", "--aggregator",
+    honoured = run("parse", "--db", str(combo), "--beam", "20", "--tag-alternatives", "3", "--aggregator",
                    "sum", input="The dog barked .\n")
     assert honoured[0] == 0, honoured[2]
     assert honoured[1] == plain[1]
 
 
 def test_api_refuses_the_same(combo: Path) -> None:
-    for search in ({"beam": 50}, {"tag_alternatives": 3}, {"aggregator": "maxmin"}):
+    for search in ({"beam": 50}, {"aggregator": "maxmin"}, {"tag_alternatives": -1}):
         with pytest.raises(ParameterError) as caught:
             api.open_parser(combo, **search)  # type: ignore[arg-type]
         assert caught.value.parameter == next(iter(search))

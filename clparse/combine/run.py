@@ -26,13 +26,13 @@ from clparse.errors import ConfigurationError, NotCalibratedError, ParameterErro
 from clparse.evaluate.evalb import evaluate
 from clparse.evaluate.files import read_parses
 from clparse.output import ParseResult
-from clparse.parser import DEFAULT_AGGREGATOR, Parser, Sentence, SourceSentence
+from clparse.parser import DEFAULT_AGGREGATOR, Parser, Sentence, SourceSentence, pick_parse
 from clparse.preprocess import sentence_length
 from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG
 from clparse.progress import Progress
 from clparse.read import Tree, read_trees
 from clparse.search.aggregate import AGGREGATORS
-from clparse.search.brackets import Brackets
+from clparse.search.brackets import BracketError, Brackets
 from clparse.store import combinations
 from clparse.store.database import Database, init_database
 from clparse.store.runs import Runs
@@ -306,14 +306,39 @@ class CombinedParser:
         return self.members[self.lead].tag(sentence)
 
     def parse(self, sentence: Sentence, brackets: Brackets | None = None) -> ParseResult:
+        """Untagged input is tagged as the lead member would parse it alone: with ``tag_alternatives`` N > 0
+        the lead also parses up to N other taggings and keeps one, by its tag chooser or the search's own
+        rule (:func:`~clparse.parser.pick_parse`); every other member then parses the tagging it kept, and
+        the K-best lists are combined. Given tags are parsed as they are."""
         # running text keeps its tokens' offsets and characters, as a single parser's parse does
         source = sentence if isinstance(sentence, SourceSentence) else None
-        return self.parse_tagged(self.tag(sentence), source, brackets)
+        lead = self.members[self.lead]
+        taggings = lead.scored_taggings(sentence)
+        if len(taggings) == 1:
+            return self.parse_tagged(taggings[0][0], source, brackets)
+        options: list[tuple[list[tuple[str, str]], ParseResult, float]] = []
+        for index, (tagged, certainty) in enumerate(taggings):
+            try:
+                options.append((tagged, lead.parse_tagged(tagged, source, brackets), certainty))
+            except BracketError:  # brackets over tokens this tagging makes punctuation: as Parser.parse
+                if index == 0:
+                    raise
+        picked = pick_parse([(result, certainty) for _, result, certainty in options], lead.active_chooser,
+                            lead.options.aggregator)
+        tagged, lead_result, _ = options[picked]
+        return self._combined(tagged, source, brackets, lead_result)
 
     def parse_tagged(self, tagged: Sequence[tuple[str, str]], source: Any = None,
                      brackets: Brackets | None = None) -> ParseResult:
         """Every member's K-best list of the sentence (each keeping ``brackets``), combined."""
-        results = [member.parse_tagged(tagged, source, brackets) for member in self.members]
+        return self._combined(tagged, source, brackets, None)
+
+    def _combined(self, tagged: Sequence[tuple[str, str]], source: Any, brackets: Brackets | None,
+                  lead_result: ParseResult | None) -> ParseResult:
+        """:meth:`parse_tagged`, reusing the lead member's parse of ``tagged`` where :meth:`parse` made it."""
+        results = [lead_result if index == self.lead and lead_result is not None
+                   else member.parse_tagged(tagged, source, brackets)
+                   for index, member in enumerate(self.members)]
         lead = results[self.lead]
         if not lead.tagged or all(r.fallback is not None for r in results):
             # its flat tree says why (warned and counted), as a single parser's does; one tree, as always

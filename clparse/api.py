@@ -638,6 +638,11 @@ def _open_parser(db: PathLike, theta: float | str, *, beam: int | None, max_pops
     from clparse.store import reading  # not store.combinations: it imports SQLAlchemy (0.2 s)
     from clparse.store.database import Database
 
+    # one parser or a combination's lead member: the same tag alternatives
+    if tag_alternatives is None:
+        tag_alternatives = TAG_ALTERNATIVES
+    if not isinstance(tag_alternatives, int) or tag_alternatives < 0:
+        raise ParameterError("tag_alternatives", f"must be a whole number ≥ 0, got {tag_alternatives!r}")
     with Database.of(db, readonly=True).raw() as connection:
         combined = reading.is_combination(connection)
     if combined:  # a database of `clparse combine`: its members parse as it says
@@ -651,10 +656,6 @@ def _open_parser(db: PathLike, theta: float | str, *, beam: int | None, max_pops
         # search would be combined by weights fitted to a different one (it was dropped in silence);
         # CombinedParser.from_db refuses another aggregator. Untagged input: the lead member chooses the
         # tagging as it would alone (its tag alternatives and tag chooser), the others parse that one.
-        if tag_alternatives is None:
-            tag_alternatives = TAG_ALTERNATIVES
-        if not isinstance(tag_alternatives, int) or tag_alternatives < 0:
-            raise ParameterError("tag_alternatives", f"must be a whole number ≥ 0, got {tag_alternatives!r}")
         return CombinedParser.from_db(db, max_pops=max_pops, beam=beam,  # type: ignore[return-value]
                                       aggregator=aggregator, max_words=max_words,
                                       tag_alternatives=tag_alternatives, tag_chooser=tag_chooser)
@@ -662,10 +663,6 @@ def _open_parser(db: PathLike, theta: float | str, *, beam: int | None, max_pops
         beam = SearchOptions.beam  # the parser's own default (the command line's too)
     if aggregator is None:
         aggregator = SearchOptions.aggregator
-    if tag_alternatives is None:
-        tag_alternatives = TAG_ALTERNATIVES
-    if not isinstance(tag_alternatives, int) or tag_alternatives < 0:
-        raise ParameterError("tag_alternatives", f"must be a whole number ≥ 0, got {tag_alternatives!r}")
     return Parser.from_db(db, theta=theta, beam=beam, max_pops=max_pops, aggregator=aggregator,
                           max_words=max_words, kbest=kbest, tag_alternatives=tag_alternatives,
                           tag_chooser=tag_chooser)

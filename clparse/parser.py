@@ -430,12 +430,18 @@ class Parser:
         """The parse of each tagging :meth:`parse` tries (:meth:`scored_taggings`), the best tagging's
         first, each with the tagger's certainty against its tagging. A tagging that makes a token of
         ``brackets`` punctuation is left out (the brackets cannot be kept over it)."""
+        return [(result, certainty) for _, result, certainty in self.tagged_parses(sentence, brackets)]
+
+    def tagged_parses(self, sentence: Sentence, brackets: Brackets | None = None
+                      ) -> list[tuple[list[tuple[str, str]], ParseResult, float]]:
+        """:meth:`tagging_parses`, each with the tagging it parsed (as given, empty elements kept): what
+        a combination's other members then parse (:mod:`clparse.combine.run`)."""
         source = sentence if isinstance(sentence, SourceSentence) else None
         (first, _), *others = self.scored_taggings(sentence)
-        options = [(self._parse_clean(first, source, brackets), 0.0)]
+        options = [(first, self._parse_clean(first, source, brackets), 0.0)]
         for tagged, certainty in others:
             try:
-                options.append((self._parse_clean(tagged, source, brackets), certainty))
+                options.append((tagged, self._parse_clean(tagged, source, brackets), certainty))
             except BracketError:  # brackets only over tokens this tagging makes punctuation
                 continue
         return options

@@ -61,3 +61,25 @@ def test_the_default_is_the_single_parsers_default(combo: Path) -> None:
     parser = api.open_parser(combo)
     assert isinstance(parser, CombinedParser)
     assert parser.members[parser.lead].options.tag_alternatives == TAG_ALTERNATIVES
+
+
+def test_tagged_parses_pairs_each_parse_with_the_tagging_it_parsed(combo: Path) -> None:
+    # what the combination hands its other members: the lead's kept tagging, from its own code path
+    lead = opened(combo, 3).members[0]
+    with_alternatives = 0
+    for words in sample_words()[:10]:
+        tagged = lead.tagged_parses(words)
+        plain = lead.tagging_parses(words)
+        assert [(shown(r), c) for _, r, c in tagged] == [(shown(r), c) for r, c in plain]
+        assert [tagging for tagging, _, _ in tagged] == [r.tagged for _, r, _ in tagged]
+        assert tagged[0][0] == lead.tag(words)
+        with_alternatives += len(tagged) > 1
+    assert with_alternatives > 0  # alternatives were parsed, or the pairing was not checked
+
+
+def test_a_bad_tag_alternatives_is_refused_for_a_combination_too(combo: Path) -> None:
+    from clparse.errors import ParameterError
+
+    for bad in (-1, 1.5, "3"):
+        with pytest.raises(ParameterError, match="tag_alternatives"):
+            api.open_parser(combo, tag_alternatives=bad)  # type: ignore[arg-type]

@@ -32,7 +32,7 @@ from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG
 from clparse.progress import Progress
 from clparse.read import Tree, read_trees
 from clparse.search.aggregate import AGGREGATORS
-from clparse.search.brackets import BracketError, Brackets
+from clparse.search.brackets import Brackets
 from clparse.store import combinations
 from clparse.store.database import Database, init_database
 from clparse.store.runs import Runs
@@ -310,22 +310,14 @@ class CombinedParser:
         the lead also parses up to N other taggings and keeps one, by its tag chooser or the search's own
         rule (:func:`~clparse.parser.pick_parse`); every other member then parses the tagging it kept, and
         the K-best lists are combined. Given tags are parsed as they are."""
+        # the lead's own code path (Parser.tagging_parses), so that it keeps what it would keep alone
+        lead = self.members[self.lead]
+        options = lead.tagged_parses(sentence, brackets)
+        parses = [(result, certainty) for _, result, certainty in options]
+        picked = 0 if len(options) == 1 else pick_parse(parses, lead.active_chooser, lead.options.aggregator)
+        tagged, lead_result, _ = options[picked]
         # running text keeps its tokens' offsets and characters, as a single parser's parse does
         source = sentence if isinstance(sentence, SourceSentence) else None
-        lead = self.members[self.lead]
-        taggings = lead.scored_taggings(sentence)
-        if len(taggings) == 1:
-            return self.parse_tagged(taggings[0][0], source, brackets)
-        options: list[tuple[list[tuple[str, str]], ParseResult, float]] = []
-        for index, (tagged, certainty) in enumerate(taggings):
-            try:
-                options.append((tagged, lead.parse_tagged(tagged, source, brackets), certainty))
-            except BracketError:  # brackets over tokens this tagging makes punctuation: as Parser.parse
-                if index == 0:
-                    raise
-        picked = pick_parse([(result, certainty) for _, result, certainty in options], lead.active_chooser,
-                            lead.options.aggregator)
-        tagged, lead_result, _ = options[picked]
         return self._combined(tagged, source, brackets, lead_result)
 
     def parse_tagged(self, tagged: Sequence[tuple[str, str]], source: Any = None,

@@ -41,6 +41,7 @@ from typing import Any
 
 from clparse.errors import ClparseError, ParameterError
 from clparse.interrupt import die_with_parent
+from clparse.worker_exit import worker_exit
 
 CHUNK = 32  # sentences per message: large enough to amortize the pickling, small enough to stream
 AHEAD = 2  # chunks a worker holds at most (one parsing, one waiting), so it never idles between them
@@ -381,9 +382,7 @@ def _receive(w: _Worker, chunks: dict[int, _Chunk], jobs: int) -> None:
         if w.process.is_alive():
             return  # everything it sent is taken, and it is still working
     w.process.join(timeout=5.0)
-    code = w.process.exitcode
-    how = (f"killed by signal {-code}" if code is not None and code < 0
-           else f"exited with status {code}" if code is not None else "stopped answering")
+    how = worker_exit(w.process.exitcode)
     where = ""
     if w.chunks:
         lost = [chunks[n] for n in w.chunks if n in chunks]
@@ -391,7 +390,7 @@ def _receive(w: _Worker, chunks: dict[int, _Chunk], jobs: int) -> None:
             first = lost[0].first
             last = lost[-1].first + len(lost[-1].extras) - 1
             where = f" while parsing sentences {first}–{last}"
-    raise ClparseError(f"parse worker {w.number} of {jobs} died ({how}){where}")
+    raise ClparseError(f"parse worker {w.number} of {jobs} died{where}: {how}")
 
 
 def _stop(workers: list[_Worker], gently: bool) -> None:

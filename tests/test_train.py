@@ -509,6 +509,9 @@ def test_crashed_worker_does_not_lose_other_labels(base_db: Path, reference: Ref
     os.kill(pid, signal.SIGKILL)  # a worker (grandchild of this test) crashes hard
     code, _, err = runs.finish(process)
     assert code == 1 and f"label {victim} failed" in err, err
+    # it says which signal and what usually sends it (the kernel's OOM killer: two big runs at once)
+    assert (f"label {victim} failed: worker killed by SIGKILL (signal 9), most often the kernel's "
+            "out-of-memory killer") in err, err
     check_consistent(db)
     after = progress(db)
     assert after.states[survivor] == "stopped" and after.iterations[survivor] == MAX_ITERATIONS

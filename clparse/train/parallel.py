@@ -33,6 +33,7 @@ from clparse.train.label import checked_state, train_label
 from clparse.train.settings import RunSettings, per_label
 from clparse.train.stopping import StopRule, default_theta_floor
 from clparse.train.summary import TrainSummary
+from clparse.worker_exit import worker_exit
 
 #: What :func:`clparse.store.database.describe` says of a full disk (a worker reports its error as text).
 FULL = ": the disk is full; "
@@ -231,8 +232,7 @@ def _train_parallel(db: str | Path, labels: list[str], settings: dict[str, Boost
                     # it claimed nothing and trained nothing, so the label is simply left for the resume.
                     summary.states[label] = "paused"
                     continue
-                why = (f"worker killed by signal {-process.exitcode}" if process.exitcode < 0
-                       else f"worker exited with status {process.exitcode}")
+                why = f"worker {worker_exit(process.exitcode)}"
                 summary.states[label], summary.failures[label] = "failed", why
                 store.release_dead(label, process.pid, why)  # it could not record that itself
         while not results.empty():

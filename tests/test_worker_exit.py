@@ -1,4 +1,5 @@
-"""How a worker's end is put in words (clparse.worker_exit), and that `train --jobs` says it for a label."""
+"""How a worker's end is put in words (clparse.worker_exit). tests/test_train.py and tests/test_parse_jobs.py
+see the words in `train --jobs` and `parse --jobs` when a worker is SIGKILLed."""
 
 from __future__ import annotations
 

@@ -157,7 +157,8 @@ def main() -> None:
     sentences = [dev_sentence(collect([member[s] for member in lists]), g) for s, g in enumerate(gold)]
     started = time.process_time()
     fitted = fit(sentences, len(lists), max_evaluations=args.max_evaluations)
-    combined = evaluate(gold, trees_of(sentences, fitted.combination))
+    in_sample_trees = trees_of(sentences, fitted.combination)
+    combined = evaluate(gold, in_sample_trees)
     c = fitted.combination
     print(f"combination, fitted on all of them: F1 {combined.all.f1:.2f} (fit {fitted.f1:.2f}); λ "
           f"{', '.join(f'{w:.3g}' for w in c.member_weights)}, ρ {c.threshold:.3g} "
@@ -175,11 +176,11 @@ def main() -> None:
     short_f1 = None
     if 0 < len(short) < len(gold):
         short_f1 = _subset_f1(gold, two_fold_trees, short)
-        in_sample_short = _subset_f1(gold, trees_of(sentences, fitted.combination), short)
+        in_sample_short = _subset_f1(gold, in_sample_trees, short)
         print(f"  on its {len(short)} sentences of at most {SHORT} words: in sample {in_sample_short:.2f}, "
               f"two-fold {short_f1:.2f}")
-    (args.out / f"combined-{args.aggregator}.ptb").write_text("".join(format_tree(t) + "\n" for t in trees_of(
-        sentences, fitted.combination)), encoding="utf-8")
+    (args.out / f"combined-{args.aggregator}.ptb").write_text(
+        "".join(format_tree(t) + "\n" for t in in_sample_trees), encoding="utf-8")
     raw_two_fold = None
     if args.raw:
         if args.ptb_member:

@@ -24,14 +24,14 @@ are written to ``DIR/combined-AGGREGATOR.ptb``. With ``--max-words 0`` the last 
 figures (all lengths, <= 15 words, and raw tokens with ``--raw``) beside issue 27's targets (84, 86.6, 82).
 
 ``--raw``: then the same from raw tokens, as ``clparse parse --db COMBO`` parses untagged input: the first
-member's stored tagger tags each sentence's words (with ``--tagger-net NET.bin``, its CRF and that net,
-as ``clparse train-tagger`` would make it tag), and every clparse member parses that one tagging into its
-K best trees (cached in ``DIR/member-N-AGGREGATOR-raw.jsonl``; ``--tagger-net`` in ``-rawnet``). The
-combinations fitted above on the gold-tag lists are applied to these lists, as a stored combination is to
-new text, and compared with the first member's own raw-token parse. A sentence whose scored words differ
-from the gold tree's (a punctuation token tagged as a word) is skipped, as EVALB skips it, and counted.
-A ``--ptb-member`` has no raw-token parses, so ``--raw`` takes clparse members only. The first member
-should be the one with the largest λ, whose tagger ``parse`` uses.
+member's stored tagger tags each sentence's words (with ``--tagger-net NET.bin``, its CRF and that net, as
+``clparse train-tagger`` would make it tag), and every clparse member parses that one tagging into its K best
+trees (cached in ``DIR/member-N-AGGREGATOR-raw.jsonl``; ``--tagger-net``, which may be given more than once
+for several nets, in ``-rawnet``). The combinations fitted above on the gold-tag lists are applied to these
+lists, as a stored combination is to new text, and compared with the first member's own raw-token parse. A
+sentence whose scored words differ from the gold tree's (a punctuation token tagged as a word) is skipped, as
+EVALB skips it, and counted. A ``--ptb-member`` has no raw-token parses, so ``--raw`` takes clparse members
+only. The first member should be the one with the largest λ, whose tagger ``parse`` uses.
 """
 
 from __future__ import annotations
@@ -95,14 +95,14 @@ def oracle(gold: list[Tree], lists: list[list[list[Scored]]]) -> float:
     return evaluate(gold, best).all.f1
 
 
-def first_member_taggings(spec: str, gold: list[Tree], net: Path | None) -> list[list[tuple[str, str]]]:
+def first_member_taggings(spec: str, gold: list[Tree], nets: list[Path]) -> list[list[tuple[str, str]]]:
     """The first member's tagging of each gold tree's words, as parse tags untagged input with it."""
     db, _, theta = spec.rpartition("@")
     parser = Parser.from_db(db, theta=parsed_theta(theta))
-    if net is not None:
-        from clparse.tag.ensemble import with_net_file
+    if nets:
+        from clparse.tag.ensemble import with_net_files
 
-        parser.tagger = with_net_file(parser.tagger, net)
+        parser.tagger = with_net_files(parser.tagger, nets)
     return [parser.tag([w for w, _ in tree.tagged_words()]) for tree in gold]
 
 
@@ -127,7 +127,9 @@ def main() -> None:
     ap.add_argument("--every", type=int, default=1)
     ap.add_argument("--aggregator", choices=("sum", "maxmin"), default="sum")
     ap.add_argument("--raw", action="store_true", help="also from raw tokens (see above)")
-    ap.add_argument("--tagger-net", type=Path, default=None, metavar="NET.bin")
+    ap.add_argument("--tagger-net", type=Path, action="append", default=[], metavar="NET.bin",
+                    help="the first member's CRF with this net (more than once: with these nets); the raw "
+                         "lists are cached as -rawnet whichever nets, so give other nets another --out")
     ap.add_argument("--trials", type=int, default=10_000)
     ap.add_argument("--max-evaluations", type=int, default=400)
     args = ap.parse_args()
@@ -185,11 +187,11 @@ def main() -> None:
     if args.raw:
         if args.ptb_member:
             sys.exit("--raw takes clparse members only: a --ptb-member has no raw-token parses")
-        net = "net" if args.tagger_net is not None else ""
+        net = "net" if args.tagger_net else ""
         taggings = first_member_taggings(args.member[0], gold, args.tagger_net)
         tags = sum(t == g for tagged, tree in zip(taggings, gold)
                    for (_, t), (_, g) in zip(tagged, tree.tagged_words()))
-        with_net = f" and {args.tagger_net}" if net else ""
+        with_net = " and " + ", ".join(map(str, args.tagger_net)) if net else ""
         print(f"from raw tokens, tagged by {args.member[0]}'s tagger{with_net}: "
               f"{tags / sum(map(len, taggings)):.2%} of tags right")
         raw = [member_lists(spec, gold, args.k, args.beam, args.aggregator,

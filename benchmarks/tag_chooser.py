@@ -1,7 +1,7 @@
 """The fitted tag chooser against parse's rule, on sentences it was not fitted on (two-fold).
 
 Usage: python benchmarks/tag_chooser.py --db RUN.sqlite [--theta best] [--beam 100] [--alternatives 3]
-                                        [--out DIR] [--limit N] [--tagger-net NET.bin]
+                                        [--out DIR] [--limit N] [--tagger-net NET.bin ...]
 
 Every dev sentence stored in the database is parsed from each tagging ``parse`` tries for untagged input
 (``clparse.calibrate.tag_chooser.parse_taggings``, as ``clparse calibrate-tags`` does), then one parse per
@@ -45,17 +45,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--aggregator", choices=AGGREGATORS, default=DEFAULT_AGGREGATOR)
     ap.add_argument("--out", type=Path, default=None, help="write each row's trees here")
     ap.add_argument("--limit", type=int, default=None, help="only the first N dev sentences")
-    ap.add_argument("--tagger-net", type=Path, default=None, metavar="NET.bin",
+    ap.add_argument("--tagger-net", type=Path, action="append", default=[], metavar="NET.bin",
                     help="tag with the database's CRF and this tagger net (benchmarks/tagger_net.py --save), "
-                         "as clparse train-tagger would make parse tag, without writing to the database")
+                         "as clparse train-tagger would make parse tag, without writing to the database; "
+                         "given more than once, with all these nets (as train-tagger --add would)")
     args = ap.parse_args(argv)
     theta = args.theta if args.theta == "best" else float(args.theta)
     parser = Parser.from_db(args.db, theta=theta, beam=args.beam, tag_alternatives=args.alternatives,
                             aggregator=args.aggregator, tag_chooser=False)
-    if args.tagger_net is not None:
-        from clparse.tag.ensemble import with_net_file
+    if args.tagger_net:
+        from clparse.tag.ensemble import with_net_files
 
-        parser.tagger = with_net_file(parser.tagger, args.tagger_net)
+        parser.tagger = with_net_files(parser.tagger, args.tagger_net)
     gold = dev_trees(args.db)[:args.limit]
     start = time.process_time()
     sentences = parse_taggings(parser, gold)
@@ -74,8 +75,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     taggings = sum(len(s.options) for s in sentences) / len(sentences)
     # the stored tagger may itself be a CRF + net pair (after `clparse train-tagger`): name what tagged
     tagger = getattr(parser.tagger, "name", "the stored tagger")
-    if args.tagger_net is not None:
-        tagger += f" ({args.tagger_net})"
+    if args.tagger_net:
+        tagger += " (" + ", ".join(map(str, args.tagger_net)) + ")"
     print(f"{args.db.name} at theta {args.theta} (model {parser.model.theta:g}), beam {args.beam}, {tagger}, "
           f"{len(gold):,} stored dev sentences, up to {args.alternatives} alternatives ({taggings:.2f} "
           f"taggings per sentence); parsed in {seconds:.0f} CPU s\n")

@@ -113,22 +113,29 @@ def test_the_digest_span_holds_the_sha256_of_everything_after_the_header() -> No
     assert TaggerNet.from_bytes(data).digest == data[start:start + length].hex()
 
 
+class StandInCrf:
+    """A stand-in CRF: the same marginals for every word."""
+
+    name = "crf"
+
+    def __init__(self, marginal: dict[str, float]) -> None:
+        self.marginal = marginal
+
+    def labels(self) -> list[str]:
+        return list(self.marginal)
+
+    def marginals(self, words: list[str]) -> list[dict[str, float]]:
+        return [dict(self.marginal) for _ in words]
+
+    def to_bytes(self) -> bytes:
+        return b""
+
+
 def test_the_ensemble_is_the_weighted_geometric_mean_worked_by_hand() -> None:
-    class TwoTags:  # a stand-in CRF: the same marginals for every word
-        name = "crf"
-
-        def labels(self) -> list[str]:
-            return ["A", "B"]
-
-        def marginals(self, words: list[str]) -> list[dict[str, float]]:
-            return [{"A": 0.8, "B": 0.2} for _ in words]
-
-        def to_bytes(self) -> bytes:
-            return b""
-
+    two_tags = StandInCrf({"A": 0.8, "B": 0.2})
     net = random_net(tags=2)
     net_p = net.probabilities(["w0"])[0]  # tags T0, T1: no tag in common with the CRF
-    ensemble = EnsembleTagger(TwoTags(), net, 0.5)  # type: ignore[arg-type]
+    ensemble = EnsembleTagger(two_tags, net, 0.5)  # type: ignore[arg-type]
     assert ensemble.labels() == ["A", "B", "T0", "T1"]
     got = ensemble.probabilities(["w0"])[0]
     # each side gives the other's tags the floor 1e-12: sqrt(0.8 * 1e-12) : sqrt(0.2 * 1e-12) : ...
@@ -136,7 +143,25 @@ def test_the_ensemble_is_the_weighted_geometric_mean_worked_by_hand() -> None:
     assert np.allclose(got, [r / sum(raw) for r in raw], rtol=1e-9)
     assert ensemble.tag(["w0"]) == ["A"] if 0.8 > net_p.max() else ["T0" if net_p[0] > net_p[1] else "T1"]
     with pytest.raises(ConfigurationError, match="weight"):
-        EnsembleTagger(TwoTags(), net, 1.5)  # type: ignore[arg-type]
+        EnsembleTagger(two_tags, net, 1.5)  # type: ignore[arg-type]
+
+
+def test_several_nets_are_one_opinion_beside_the_crf_worked_by_hand() -> None:
+    """Two nets: P ∝ P_crf^0.5 · P_net1^0.25 · P_net2^0.25 (the nets' geometric mean weighs as the CRF)."""
+    same_tags = StandInCrf({"T0": 0.7, "T1": 0.3})  # over the nets' own tags
+    one, two = random_net(seed=1, tags=2), random_net(seed=2, tags=2)
+    p1, p2 = one.probabilities(["w1"])[0], two.probabilities(["w1"])[0]
+    ensemble = EnsembleTagger(same_tags, [one, two], 0.5)  # type: ignore[arg-type]
+    raw = [0.7 ** 0.5 * p1[0] ** 0.25 * p2[0] ** 0.25, 0.3 ** 0.5 * p1[1] ** 0.25 * p2[1] ** 0.25]
+    assert np.allclose(ensemble.probabilities(["w1"])[0], [r / sum(raw) for r in raw], rtol=1e-9)
+    # one net given alone or in a list is the same tagger; the name lists every net, in order
+    alone = EnsembleTagger(same_tags, one, 0.5)  # type: ignore[arg-type]
+    listed = EnsembleTagger(same_tags, [one], 0.5)  # type: ignore[arg-type]
+    assert np.array_equal(alone.probabilities(["w1", "w2"]), listed.probabilities(["w1", "w2"]))
+    assert alone.name == f"crf+net:{one.digest[:16]}"
+    assert ensemble.name == f"crf+net:{one.digest[:16]}+{two.digest[:16]}"
+    with pytest.raises(ConfigurationError, match="at least one net"):
+        EnsembleTagger(same_tags, [], 0.5)  # type: ignore[arg-type]
 
 
 # ------------------------------------------------------------------- trained on the sample (PyTorch)
@@ -291,7 +316,7 @@ def test_train_tagger_stores_the_net_and_parse_tags_with_both(net_db: Path, trai
 
 def test_a_net_file_paired_with_the_runs_crf_tags_as_the_stored_pair(net_db: Path, trained_db: Path,
                                                                      tmp_path: Path) -> None:
-    from clparse.tag.ensemble import with_net_file
+    from clparse.tag.ensemble import with_net_files
 
     blob = read_rows(net_db, "SELECT model_blob FROM tagger_nets")[0][0]
     net_file = tmp_path / "net.bin"
@@ -300,11 +325,11 @@ def test_a_net_file_paired_with_the_runs_crf_tags_as_the_stored_pair(net_db: Pat
     assert isinstance(stored, EnsembleTagger)
     words = [[w for w, _ in sentence] for sentence in dev_tagged(net_db)[:20]]
     for base in (load_tagger(trained_db), stored):  # the CRF alone, or a pair whose net is replaced
-        paired = with_net_file(base, net_file)
+        paired = with_net_files(base, [net_file])
         assert paired.name == stored.name
         assert [paired.tag(w) for w in words] == [stored.tag(w) for w in words]
     with pytest.raises(ConfigurationError, match="CRF"):
-        with_net_file(object(), net_file)  # a perceptron tagger, say: no marginals to pair
+        with_net_files(object(), [net_file])  # a perceptron tagger, say: no marginals to pair
 
 
 def test_a_chooser_fitted_on_the_crf_alone_is_not_used_with_the_net(net_db: Path, tmp_path: Path,

@@ -2,9 +2,13 @@
 
 A word's probability of tag t is proportional to P_crf(t)^a · P_net(t)^(1-a) (a weighted geometric mean;
 a = ``crf_weight``, 0.5 by default: the two count alike, nothing fitted). The CRF's are its marginals given
-the whole sentence, the net's its softmax. The tag of a word is its most probable one, and the taggings
-``parse`` tries besides (:meth:`scored_alternatives`) swap the least sure words' tags for their second, as
-the CRF alone does. Measured in docs/tagger.md ("A second opinion: the tagger net").
+the whole sentence, the net's its softmax. With several nets (the same recipe, other seeds), P_net is their
+geometric mean: the nets together are one opinion beside the CRF's, each net weighing (1 - a) / n. A run
+stores one net (``clparse train-tagger``); several are for measuring (``benchmarks/tag_chooser.py
+--tagger-net A --tagger-net B``): a second net tags GUM dev better and parses it no better. The tag of a
+word is its most probable one, and the taggings ``parse`` tries besides (:meth:`scored_alternatives`) swap
+the least sure words' tags for their second, as the CRF alone does. Measured in docs/tagger.md ("A second
+opinion: the tagger net", and "Two nets").
 """
 
 from __future__ import annotations
@@ -27,20 +31,24 @@ NET_TAGGER = "crf+net"
 
 
 class EnsembleTagger:
-    """A CRF and a net over one tag set (their union: a tag only one knows gets the floor from the other)."""
+    """A CRF and one or more nets over one tag set (their union: a tag one model does not know gets the floor
+    from it)."""
 
-
-    def __init__(self, crf: CrfTagger, net: TaggerNet, crf_weight: float = CRF_WEIGHT) -> None:
+    def __init__(self, crf: CrfTagger, nets: TaggerNet | Sequence[TaggerNet],
+                 crf_weight: float = CRF_WEIGHT) -> None:
         if not 0.0 <= crf_weight <= 1.0:
             raise ConfigurationError(f"the CRF's weight in the tagger ensemble must be in [0, 1], not "
                                      f"{crf_weight}")
-        self.crf, self.net, self.crf_weight = crf, net, crf_weight
-        # which tagger a tag chooser was fitted on (tag_choosers.tagger): the pair with this very net
-        self.name = f"{NET_TAGGER}:{net.digest[:16]}"
-        self._labels = sorted(set(crf.labels()) | set(net.tags))
+        self.nets = [nets] if isinstance(nets, TaggerNet) else list(nets)
+        if not self.nets:
+            raise ConfigurationError("a tagger ensemble needs at least one net beside the CRF")
+        self.crf, self.crf_weight = crf, crf_weight
+        # which tagger a tag chooser was fitted on (tag_choosers.tagger): the CRF with these very nets
+        self.name = tagger_name([net.digest for net in self.nets])
+        self._labels = sorted(set(crf.labels()).union(*(net.tags for net in self.nets)))
         index = {tag: k for k, tag in enumerate(self._labels)}
         self._crf_columns = [index[tag] for tag in crf.labels()]
-        self._net_columns = [index[tag] for tag in net.tags]
+        self._net_columns = [[index[tag] for tag in net.tags] for net in self.nets]
 
     def probabilities(self, words: Sequence[str]) -> np.ndarray:
         """len(words) × len(:meth:`labels`): each word's distribution over the tags."""
@@ -51,9 +59,12 @@ class EnsembleTagger:
         marginals = self.crf.marginals(words)
         for row, found in zip(crf, marginals):
             row[self._crf_columns] = np.maximum([found[tag] for tag in self.crf.labels()], FLOOR)
-        net = np.full_like(crf, FLOOR)
-        net[:, self._net_columns] = np.maximum(self.net.probabilities(words), FLOOR)
-        scores = self.crf_weight * np.log(crf) + (1.0 - self.crf_weight) * np.log(net)
+        scores = self.crf_weight * np.log(crf)
+        share = (1.0 - self.crf_weight) / len(self.nets)
+        for net, columns in zip(self.nets, self._net_columns):
+            net_table = np.full_like(crf, FLOOR)
+            net_table[:, columns] = np.maximum(net.probabilities(words), FLOOR)
+            scores += share * np.log(net_table)
         scores -= scores.max(axis=1, keepdims=True)
         combined = np.exp(scores)
         return combined / combined.sum(axis=1, keepdims=True)
@@ -98,21 +109,27 @@ class EnsembleTagger:
     def labels(self) -> list[str]:
         return list(self._labels)
 
-    def __reduce__(self) -> tuple[object, tuple[bytes, bytes, float]]:
+    def __reduce__(self) -> tuple[object, tuple[bytes, tuple[bytes, ...], float]]:
         # as the CRF: rebuilt from checked bytes in a worker process, nothing else pickled
-        return (_rebuilt, (self.crf.to_bytes(), self.net.to_bytes(), self.crf_weight))
+        return (_rebuilt, (self.crf.to_bytes(), tuple(net.to_bytes() for net in self.nets), self.crf_weight))
 
 
-def _rebuilt(crf: bytes, net: bytes, crf_weight: float) -> EnsembleTagger:
-    return EnsembleTagger(CrfTagger.from_bytes(crf), TaggerNet.from_bytes(net), crf_weight)
+def tagger_name(digests: Sequence[str]) -> str:
+    """``tag_choosers.tagger`` for the CRF with nets of these SHA-256 digests (hex), in their stored order:
+    ``crf+net:`` and each net's first 16 hex digits, joined by ``+``."""
+    return f"{NET_TAGGER}:" + "+".join(digest[:16] for digest in digests)
 
 
-def with_net_file(tagger: object, path: str | Path) -> EnsembleTagger:
-    """A run's stored CRF (``tagger``, as :func:`clparse.tag.stored.load_tagger` gives it) paired with the
-    net in ``path`` (a net's bytes, as ``tagger_nets.model_blob`` holds them): how ``parse`` would tag once
-    ``clparse train-tagger`` had stored that net, without writing it to the database (for benchmarks)."""
-    crf = tagger.crf if isinstance(tagger, EnsembleTagger) else tagger  # a net stored already is replaced
+def _rebuilt(crf: bytes, nets: tuple[bytes, ...], crf_weight: float) -> EnsembleTagger:
+    return EnsembleTagger(CrfTagger.from_bytes(crf), [TaggerNet.from_bytes(net) for net in nets], crf_weight)
+
+
+def with_net_files(tagger: object, paths: Sequence[str | Path]) -> EnsembleTagger:
+    """A run's stored CRF (``tagger``, as :func:`clparse.tag.stored.load_tagger` gives it) with the nets in
+    ``paths`` (a net's bytes each, as ``tagger_nets.model_blob`` holds them): how ``parse`` would tag once
+    ``clparse train-tagger`` had stored those nets, without writing them to the database (for benchmarks)."""
+    crf = tagger.crf if isinstance(tagger, EnsembleTagger) else tagger  # nets stored already are replaced
     if not isinstance(crf, CrfTagger):
         raise ConfigurationError("a tagger net is paired with the run's CRF tagger, and this run's tagger "
                                  f"is {type(tagger).__name__}")
-    return EnsembleTagger(crf, TaggerNet.from_bytes(Path(path).read_bytes()))
+    return EnsembleTagger(crf, [TaggerNet.from_bytes(Path(path).read_bytes()) for path in paths])

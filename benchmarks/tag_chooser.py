@@ -48,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--tagger-net", type=Path, action="append", default=[], metavar="NET.bin",
                     help="tag with the database's CRF and this tagger net (benchmarks/tagger_net.py --save), "
                          "as clparse train-tagger would make parse tag, without writing to the database; "
-                         "given more than once, with all these nets (as train-tagger --add would)")
+                         "more than once: all these nets (a run stores one; this is for measuring)")
     args = ap.parse_args(argv)
     theta = args.theta if args.theta == "best" else float(args.theta)
     parser = Parser.from_db(args.db, theta=theta, beam=args.beam, tag_alternatives=args.alternatives,

@@ -115,8 +115,9 @@ class EnsembleTagger:
 
 
 def tagger_name(digests: Sequence[str]) -> str:
-    """``tag_choosers.tagger`` for the CRF with nets of these SHA-256 digests (hex), in their stored order:
-    ``crf+net:`` and each net's first 16 hex digits, joined by ``+``."""
+    """The tagger's name (``tag_choosers.tagger``) for the CRF with nets of these SHA-256 digests (hex), in
+    order: ``crf+net:`` and each net's first 16 hex digits, joined by ``+`` (one net: what a stored pair's
+    chooser records)."""
     return f"{NET_TAGGER}:" + "+".join(digest[:16] for digest in digests)
 
 
@@ -126,8 +127,9 @@ def _rebuilt(crf: bytes, nets: tuple[bytes, ...], crf_weight: float) -> Ensemble
 
 def with_net_files(tagger: object, paths: Sequence[str | Path]) -> EnsembleTagger:
     """A run's stored CRF (``tagger``, as :func:`clparse.tag.stored.load_tagger` gives it) with the nets in
-    ``paths`` (a net's bytes each, as ``tagger_nets.model_blob`` holds them): how ``parse`` would tag once
-    ``clparse train-tagger`` had stored those nets, without writing them to the database (for benchmarks)."""
+    ``paths`` (a net's bytes each, as ``tagger_nets.model_blob`` holds them), replacing any stored net: with
+    one path, how ``parse`` would tag once ``clparse train-tagger`` had stored that net; with several, a
+    tagger a run cannot store (for measuring). Nothing is written to the database."""
     crf = tagger.crf if isinstance(tagger, EnsembleTagger) else tagger  # nets stored already are replaced
     if not isinstance(crf, CrfTagger):
         raise ConfigurationError("a tagger net is paired with the run's CRF tagger, and this run's tagger "

@@ -61,10 +61,15 @@ SHORT = 15  # the short sentences' bound, as the ≤ 15 models and issue 27's se
 
 def member_lists(spec: str, gold: list[Tree], k: int, beam: int, aggregator: str,
                  cache: Path, taggings: list[list[tuple[str, str]]] | None = None) -> list[list[Scored]]:
-    """The member's K-best lists of the gold trees' words, with their gold tags or ``taggings``."""
+    """The member's K-best lists of the gold trees' words, with their gold tags or ``taggings``; read from
+    ``cache`` if it holds a list for every sentence parsed from these very tags (another tagger's lists, or
+    another selection's, are parsed again)."""
+    wanted = [[(w, t) for w, t in (tree.tagged_words() if taggings is None else taggings[i]) if t != "-NONE-"]
+              for i, tree in enumerate(gold)]
     if cache.exists():
         lists = [[(parse_tree(t), s) for t, s in json.loads(line)] for line in cache.read_text().splitlines()]
-        if len(lists) == len(gold):
+        if len(lists) == len(gold) and all(found and found[0][0].tagged_words() == tags
+                                           for found, tags in zip(lists, wanted)):
             return lists
     db, _, theta = spec.rpartition("@")
     # every member with one aggregator, as `clparse combine --aggregator` parses them (one τ for all scores)
@@ -128,8 +133,7 @@ def main() -> None:
     ap.add_argument("--aggregator", choices=("sum", "maxmin"), default="sum")
     ap.add_argument("--raw", action="store_true", help="also from raw tokens (see above)")
     ap.add_argument("--tagger-net", type=Path, action="append", default=[], metavar="NET.bin",
-                    help="the first member's CRF with this net (more than once: with these nets); the raw "
-                         "lists are cached as -rawnet whichever nets, so give other nets another --out")
+                    help="the first member's CRF with this net (more than once: with these nets)")
     ap.add_argument("--trials", type=int, default=10_000)
     ap.add_argument("--max-evaluations", type=int, default=400)
     args = ap.parse_args()

@@ -53,6 +53,7 @@ from clparse.evaluate.evalb import score_view
 from clparse.evaluate.significance import Comparison, compare
 from clparse.parser import Parser
 from clparse.preprocess import sentence_length
+from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG
 from clparse.read import Tree, format_tree, parse_tree, read_trees
 
 
@@ -64,8 +65,8 @@ def member_lists(spec: str, gold: list[Tree], k: int, beam: int, aggregator: str
     """The member's K-best lists of the gold trees' words, with their gold tags or ``taggings``; read from
     ``cache`` if it holds a list for every sentence parsed from these very tags (another tagger's lists, or
     another selection's, are parsed again)."""
-    wanted = [[(w, t) for w, t in (tree.tagged_words() if taggings is None else taggings[i]) if t != "-NONE-"]
-              for i, tree in enumerate(gold)]
+    sources = [tree.tagged_words() for tree in gold] if taggings is None else taggings
+    wanted = [[(w, t) for w, t in tagged if t != EMPTY_ELEMENT_TAG] for tagged in sources]
     if cache.exists():
         lists = [[(parse_tree(t), s) for t, s in json.loads(line)] for line in cache.read_text().splitlines()]
         if len(lists) == len(gold) and all(found and found[0][0].tagged_words() == tags

@@ -32,14 +32,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from clparse.calibrate.run import dev_trees
-from clparse.calibrate.tag_chooser import parse_taggings, two_fold_picks
+from clparse.calibrate.tag_chooser import DevSentence, parse_taggings, two_fold_picks
 from clparse.evaluate import EvalbParams, evaluate
 from clparse.evaluate.significance import compare
 from clparse.parser import Parser, rule_pick
 from clparse.preprocess.pipeline import sentence_length
 from clparse.read.ptb import format_tree
 from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG
-from clparse.read.tree import Tree
 from clparse.search.aggregate import AGGREGATORS, DEFAULT_AGGREGATOR
 
 
@@ -78,9 +77,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "oracle: the tagging with the best sentence F1": [max(range(len(s.f1)), key=lambda k: (s.f1[k], -k))
                                                           for s in sentences],
     }
-    errors = [tag_errors(parser, tree) for tree in gold]
-    if any(len(e) != len(s.options) for e, s in zip(errors, sentences)):
-        raise SystemExit("error: the taggings tagged again do not match the ones parsed")
+    errors = [tag_errors(s) for s in sentences]
     rows["oracle on tags: the tagging with the fewest wrong tags"] = [
         min(range(len(e)), key=lambda k: (e[k], k)) for e in errors]
     short = [i for i, tree in enumerate(gold) if sentence_length(tree) <= 15]
@@ -129,12 +126,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"  {m.metric:<10} {m.a:6.2f} {m.b:6.2f} {m.difference:+6.2f}  p = {m.p_value:.4f}")
 
 
-def tag_errors(parser: Parser, tree: Tree) -> list[int]:
-    """The wrong tags of each tagging ``parser`` tries for ``tree``'s words, in the order parsed."""
-    gold_tagged = [(w, t) for w, t in tree.tagged_words() if t != EMPTY_ELEMENT_TAG]
-    taggings = parser.taggings([w for w, _ in gold_tagged])
-    return [sum(tag != gold_tag for (_, tag), (_, gold_tag) in zip(tagged, gold_tagged))
-            for tagged in taggings]
+def tag_errors(sentence: DevSentence) -> list[int]:
+    """The wrong tags of each tagging ``sentence`` was parsed from (each parse's own ``tagged``: the gold tags
+    go back on its tree's leaves only), in the order parsed."""
+    gold_tags = [t for _, t in sentence.gold.tagged_words() if t != EMPTY_ELEMENT_TAG]
+    return [sum(tag != gold_tag for (_, tag), gold_tag in zip(result.tagged, gold_tags))
+            for result, _ in sentence.options]
 
 
 if __name__ == "__main__":

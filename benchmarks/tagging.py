@@ -48,10 +48,13 @@ templates, ``train --until-theta 2 --smoothing 0.5``), each step through the com
    NLTK perceptron for one made before the CRF);
 3. jackknifed training (``DIR/jackknife.sqlite``, ``prepare --train-tags jackknife --folds 10``,
    CRF), calibrated with the tagger's tags (``calibrate``'s default for a jackknifed run), dev
-   parsed from raw tokens (the stored CRF tags them), and also with gold tags.
+   parsed from raw tokens (the stored CRF tags them), and also with gold tags;
+4. gold trees plus jackknifed copies (``DIR/both.sqlite``, ``prepare --train-tags both --folds 10``):
+   a copy of each tree whose jackknifed tags differ; calibrated with gold tags, dev parsed from raw
+   tokens (row 4) and with gold tags (row 4').
 
-Θ̂ is calibrated on dev (``calibrate --beam``, default grid) with the run's default tags: gold for 1-2,
-the tagger's for 3; every parse is at ``--theta best``. ``--gold-db PATH`` starts row 1-2's database
+Θ̂ is calibrated on dev (``calibrate --beam``, default grid) with the run's default tags: gold for 1-2
+and 4, the tagger's for 3; every parse is at ``--theta best``. ``--gold-db PATH`` starts row 1-2's database
 as a copy (``clparse backup``) of an existing one instead of preparing it; ``prepare`` is still run
 on it with this table's options, so a database prepared with other settings is refused (and one
 made by an older clparse is upgraded first by ``clparse init``). Tag accuracy counts every token
@@ -210,7 +213,7 @@ RICH = ["--template", "child-extra", "--template", "head-of-child", "--template"
         "--template", "length"]
 PREPARE = ["--constraints", *RICH]  # the ablation's kept prepare settings (docs/accuracy.md)
 TRAIN = ["--smoothing", "0.5"]  # and its kept train settings
-RUNS = ("gold", "jackknife")
+RUNS = ("gold", "jackknife", "both")
 
 
 def run_clparse(out: Path, *args: str, output: Path | None = None) -> str:
@@ -265,12 +268,18 @@ class Table:
             ("2", "gold", "crf", "CRF tags"),
             ("2'", "gold", "stored", "stored tagger's tags"),
             ("3", "jackknife", "stored", "CRF tags (stored)"),
-            ("3'", "jackknife", "gold", "gold tags"))
+            ("3'", "jackknife", "gold", "gold tags"),
+            ("4", "both", "stored", "CRF tags (stored)"),
+            ("4'", "both", "gold", "gold tags"))
     COMPARISONS = (("3", "2", "jackknifed vs gold-tag training, both on CRF tags"),
                    ("2", "1", "CRF tags vs gold tags, gold-tag training"),
                    ("3", "1", "jackknifed training on CRF tags vs gold-tag training on gold tags"),
                    ("3'", "1", "jackknifed vs gold-tag training, both on gold tags"),
-                   ("2", "2'", "CRF tags vs the stored tagger's, gold-tag training"))
+                   ("2", "2'", "CRF tags vs the stored tagger's, gold-tag training"),
+                   ("2'", "1", "the stored tagger's tags vs gold tags, gold-tag training"),
+                   ("4", "2'", "both vs gold-tag training, both from raw tokens (the stored tagger)"),
+                   ("4'", "1", "both vs gold-tag training, both on gold tags"),
+                   ("4", "4'", "the stored tagger's tags vs gold tags, training on both"))
 
     def __init__(self, out: Path, args: argparse.Namespace) -> None:
         self.out = out
@@ -297,9 +306,9 @@ class Table:
                  f"{fmt(self.get('dev_tokens'), ',')} tokens), beam {a.beam}, every parse at `--theta best`; "
                  f"prepare `{' '.join(PREPARE)}`, train `--until-theta {a.until_theta:g} --jobs {a.jobs} "
                  f"{' '.join(TRAIN)}`. Θ̂ calibrated on dev with the run's default tags (gold: gold tags; "
-                 "jackknife: the stored tagger's). Training minutes are summed over the iterations of the "
-                 "parallel training processes; prepare minutes are the stored preparation (jackknife taggers "
-                 "included) plus the stored tagger's training."), "",
+                 "both: gold tags; jackknife: the stored tagger's). Training minutes are summed over the "
+                 "iterations of the parallel training processes; prepare minutes are the stored preparation "
+                 "(jackknife taggers included) plus the stored tagger's training."), "",
                  ("| row | training tags | parsed with | tag acc. (dev <= 15) | F1 | recall | precision | "
                   "scored | best Θ̂ (calibrated with) | splits at Θ̂ | training, min | prepare, min | "
                   "calibration, min |"),
@@ -309,7 +318,8 @@ class Table:
             score = self.get(f"score.{row}", {})
             tagger = {"crf": "CRF"}.get(db.get("tagger_kind"), db.get("tagger_kind"))
             parsed_with = f"{tagger} tags (stored)" if tags == "stored" and tagger else name
-            training = "gold" if run == "gold" else f"jackknifed {tagger or 'CRF'}, {a.folds} folds"
+            training = {"gold": "gold", "both": f"gold + jackknifed {tagger or 'CRF'}, {a.folds} folds"}.get(
+                run, f"jackknifed {tagger or 'CRF'}, {a.folds} folds")
             lines.append(
                 f"| {row} | {training} | {parsed_with} | {fmt(self.get(f'tags.{row}'), '.2f')} "
                 f"| {fmt(score.get('f1'), '.2f')} | {fmt(score.get('recall'), '.2f')} "
@@ -356,8 +366,8 @@ def build_run(name: str, args: argparse.Namespace, table: Table) -> Path:
     """Prepare (or adopt, upgrade and check), train and calibrate one run's database; its figures."""
     out = args.out
     db = out / f"{name}.sqlite"
-    prepare = PREPARE + (["--train-tags", "jackknife", "--folds", str(args.folds), "--jobs", str(args.jobs)]
-                         if name == "jackknife" else [])
+    prepare = PREPARE + (["--train-tags", name, "--folds", str(args.folds), "--jobs", str(args.jobs)]
+                         if name != "gold" else [])
     if name == "gold" and args.gold_db is not None and not db.exists():
         run_clparse(out, "backup", "--db", str(args.gold_db), str(db))
     if name == "gold" and args.gold_db is not None:
@@ -376,16 +386,18 @@ def build_run(name: str, args: argparse.Namespace, table: Table) -> Path:
     figures: dict[str, Any] = {"tagger_kind": tagger_kind,
                                "prepare_minutes": (prepare_seconds + tagger_seconds) / 60,
                                "stored_tagger_dev_accuracy": tagger_accuracy}
-    if name == "jackknife":
+    if name != "gold":
         rows = read_rows(db,
                          "SELECT gold_tree, tags FROM sentences WHERE split = 'train' AND tags IS NOT NULL")
         gold = [[t for _, t in sentence] for sentence in gold_tags([parse_tree(tree) for tree, _ in rows])]
         predicted = [tags.split() for _, tags in rows]
         correct = sum(a == b for g, p in zip(gold, predicted) for a, b in zip(g, p))
         figures["jackknife_train_accuracy"] = 100 * correct / sum(map(len, gold))
-        table.set("note.jackknifed training tags",
+        table.set(f"note.jackknifed training tags ({name})",
                   f"{figures['jackknife_train_accuracy']:.2f} % of the tokens "
-                  f"of the {len(rows):,} training sentences (<= 15 words) tagged as in the treebank")
+                  f"of the {len(rows):,} training sentences (<= 15 words) tagged as in the treebank"
+                  + (" (the jackknifed copies only: each has a tag unlike the treebank's)"
+                     if name == "both" else ""))
     table.set(f"db.{name}", {**table.get(f"db.{name}", {}), **figures})
     run_clparse(out, "train", "--db", str(db), "--until-theta", str(args.until_theta), "--jobs",
                 str(args.jobs), *TRAIN)
@@ -470,8 +482,9 @@ def parser_table(args: argparse.Namespace) -> None:
             parses = {"1": (["--input-format", "ptb"], gold), "2": (["--input-format", "tagged"], crf_tagged),
                       "2'": (["--input-format", "tokens"], tokens)}
         else:
-            table.set("tags.3", tag_accuracy(reference, read_tagged(stored_tags)))
-            table.set("tags.3'", 100.0)
+            raw_row = {"jackknife": "3", "both": "4"}[name]
+            table.set(f"tags.{raw_row}", tag_accuracy(reference, read_tagged(stored_tags)))
+            table.set(f"tags.{raw_row}'", 100.0)
             crf_tagged, model = out / "dev.crf.tagged", out / "crf.bin"
             if crf_tagged.exists() and model.exists():
                 [(stored,)] = read_rows(db, "SELECT model_blob FROM taggers")
@@ -481,7 +494,8 @@ def parser_table(args: argparse.Namespace) -> None:
                           f"the model trained here ({model.name}) and the jackknifed "
                           f"run's stored CRF are {'' if same_model else 'NOT '}byte-identical; their dev "
                           f"tags are {'' if same_tags else 'NOT '}identical")
-            parses = {"3": (["--input-format", "tokens"], tokens), "3'": (["--input-format", "ptb"], gold)}
+            parses = {raw_row: (["--input-format", "tokens"], tokens),
+                      f"{raw_row}'": (["--input-format", "ptb"], gold)}
         for row, (fmt, source) in parses.items():
             parsed = out / f"row-{row.replace(chr(39), 'p')}.parsed"
             if not parsed.exists():
@@ -557,7 +571,7 @@ def main() -> None:
                         help="--parsers: start the gold-tag run as a copy of this database (prepared with "
                              "the same settings) instead of preparing it")
     parser.add_argument("--runs", default=",".join(RUNS),
-                        help="--parsers: which databases to build, of gold,jackknife")
+                        help="--parsers: which databases to build, of gold,jackknife,both")
     parser.add_argument("--until-theta", type=float, default=2.0)
     parser.add_argument("--jobs", type=int, default=2, help="--parsers: training and jackknife processes")
     parser.add_argument("--beam", type=int, default=1000)

@@ -81,7 +81,8 @@ class CalibrationResult:
 
 
 def default_tags(db: Database | str | Path) -> str:
-    """``tagger`` if the run's training trees carry jackknifed tagger tags, else ``gold``."""
+    """``tagger`` if the run's training trees carry jackknifed tagger tags alone, else ``gold`` (``both``
+    runs too: their gold-tag copies are every sentence)."""
     settings = Runs(Database.of(db, readonly=True)).config()["settings"]
     return "tagger" if settings.get("train_tags") == "jackknife" else "gold"
 

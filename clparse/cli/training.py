@@ -85,12 +85,14 @@ def _skip_bad_refused(ctx: click.Context, param: click.Parameter, value: bool) -
 @click.option("--tagger", type=click.Choice(["crf", "perceptron"]), default="crf", show_default=True,
               help="The run's POS tagger, for raw text: a CRF (CRFsuite; 96.6 % on GUM dev) or NLTK's "
                    "averaged perceptron (95.0 %). Stored in the database as data.")
-@click.option("--train-tags", type=click.Choice(["gold", "jackknife"]), default="gold", show_default=True,
-              help="Tags on the training trees' leaves: the treebank's gold tags, or jackknifed tagger tags "
+@click.option("--train-tags", type=click.Choice(["gold", "jackknife", "both"]), default="gold",
+              show_default=True,
+              help="Tags on the training trees' leaves: the treebank's gold tags, jackknifed tagger tags "
                    "(each fold tagged by a tagger trained on the other folds), so the parser learns from the "
-                   "tag errors it will meet on raw text.")
+                   "tag errors it will meet on raw text, or both: every sentence with its gold tags, and "
+                   "once more with its jackknifed tags where they differ.")
 @click.option("--folds", type=click.IntRange(min=2), default=10, show_default=True,
-              help="Jackknife folds (with --train-tags jackknife).")
+              help="Jackknife folds (with --train-tags jackknife or both).")
 @click.option("--fold-order", type=click.Choice(["interleaved", "contiguous"]), default="interleaved",
               show_default=True,
               help="How training sentences are dealt into jackknife folds: sentence i to fold i mod N, so "
@@ -115,13 +117,13 @@ def prepare_command(db: Path, train: tuple[Path, ...], dev: tuple[Path, ...], **
     """
     from clparse.progress import Progress, Ticker
 
-    if settings["train_tags"] != "jackknife":  # these shape only the jackknife: unused, said so
+    if settings["train_tags"] == "gold":  # these shape only the jackknife: unused, said so
         ctx = click.get_current_context()
         given = [f"--{name.replace('_', '-')}" for name in ("folds", "fold_order", "jobs")
                  if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE]
         if given:
-            raise click.UsageError(f"{' and '.join(given)} apply only with --train-tags jackknife (the "
-                                   "jackknife's folds and taggers); leave them out or add it", ctx)
+            raise click.UsageError(f"{' and '.join(given)} apply only with --train-tags jackknife or both "
+                                   "(the jackknife's folds and taggers); leave them out or add it", ctx)
     bars: dict[str, Progress] = {}
 
     def phase(name: str, bar: Progress) -> None:

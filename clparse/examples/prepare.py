@@ -45,7 +45,9 @@ from clparse.tag.jackknife import FOLD_ORDERS, TaggerSpec, jackknife, retag
 from clparse.tag.stored import NONE_TAG, ensure_tagger
 
 UNKNOWN_WORDS = ("unk", "signatures")
-TRAIN_TAGS = ("gold", "jackknife")
+# gold: the treebank's tags; jackknife: each fold's tags from a tagger trained on the other folds;
+# both: every sentence with its gold tags, and once more with jackknifed tags where they differ
+TRAIN_TAGS = ("gold", "jackknife", "both")
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,7 @@ class PrepareSettings:
     constraints: bool = True
     unknown_words: str = "unk"  # rare words: one "unk", or "signatures" (shape and suffix)
     tagger: str = "crf"  # the run's POS tagger: crf or perceptron (docs: README, tagging)
-    train_tags: str = "gold"  # training trees' leaves: gold tags, or jackknifed tagger tags (paper Table 3)
+    train_tags: str = "gold"  # training trees' leaves: gold, jackknifed tagger tags (paper Table 3) or both
     folds: int = 10  # jackknife folds
     fold_order: str = "interleaved"  # how sentences are dealt into folds (clparse.tag.jackknife)
     tagger_iterations: int | None = None  # None: the tagger's default (CRF 150, perceptron 5)
@@ -405,7 +407,8 @@ def _read(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings, sum
     file_trees: dict[Path, int] = {}
     kept: dict[str, list[Preprocessed]] = {"train": [], "dev": []}
     records: list[Jackknifed | None] = []
-    if settings.train_tags == "jackknife":
+    both = settings.train_tags == "both"
+    if settings.train_tags in ("jackknife", "both"):
         # The folds need every training tree first: read them all (every length: the taggers see all).
         train_trees = [(path, tree) for split, path, _ in files if split == "train"
                        for tree in _noting(read_trees(path), tagged)]
@@ -416,22 +419,31 @@ def _read(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings, sum
         # tagged ':' passed --max-words 15 (and one with a ',' tagged as a word did not), so the sentences of
         # a jackknifed run were not those of a gold-tag run of the same settings.
         unfiltered = replace(config, max_words=None)
+        # With both, the gold-tag sentences are read below and counted there; a jackknifed copy is added
+        # only where the tags differ (an identical copy would only weigh that sentence twice).
+        counts = PreprocessReport() if both else report
         for i, (path, tree) in enumerate(train_trees):
-            before = report.kept
+            if both and tags[i] == [t for _, t in tagged[i]]:
+                continue
+            before = counts.kept
             if config.max_words is not None and sentence_length(tree) > config.max_words:
-                report.sentences += 1
-                report.too_long += 1
+                counts.sentences += 1
+                counts.too_long += 1
             else:
-                kept["train"] += preprocess_treebank([retag(tree, tags[i])], unfiltered, report)
-            if report.kept > before:
+                kept["train"] += preprocess_treebank([retag(tree, tags[i])], unfiltered, counts)
+            if counts.kept > before:
                 records.append(Jackknifed(folds[i], tags[i], tree))
-            file_trees[path] = file_trees.get(path, 0) + 1
+            if not both:
+                file_trees[path] = file_trees.get(path, 0) + 1
     dev = PreprocessReport()  # the dev files' own counts, to say why none is left
     for split, path, _ in files:
         if split == "train" and settings.train_tags == "jackknife":
             continue
         before, too_long = report.sentences, report.too_long
-        trees = _noting(read_trees(path), tagged) if split == "train" else read_trees(path)
+        if split == "train" and both:  # read and noted for the tagger once, above
+            trees: Iterable[Tree] = [tree for tree_path, tree in train_trees if tree_path == path]
+        else:
+            trees = _noting(read_trees(path), tagged) if split == "train" else read_trees(path)
         results = list(preprocess_treebank(trees, config, report))
         if split == "dev":
             dev.sentences += report.sentences - before
@@ -471,7 +483,9 @@ def _prepare_in(writer: RunWriter, digest: str, files: Sequence[tuple[str, Path,
     kept, file_trees, records = _read(files, settings, summary, tagged, jobs, on_fold, on_jackknife)
     summary.warnings += _shared_trees(kept, files)
     train = kept["train"]
-    vocabulary = Vocabulary.build((w for p in train for w in p.tree.words()), settings.vocab_min,
+    # a jackknifed copy (with --train-tags both) must not count its words twice towards --vocab-min
+    once = train if settings.train_tags != "both" else [p for p, rec in zip(train, records) if rec is None]
+    vocabulary = Vocabulary.build((w for p in once for w in p.tree.words()), settings.vocab_min,
                                   settings.unknown_words == "signatures")
     labels = sorted({node.label for p in train for node in p.tree.phrases()})
     config = {"settings": settings.to_dict(), "preprocess": settings.preprocess_config().to_dict(),

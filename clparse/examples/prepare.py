@@ -172,8 +172,10 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
     only: the stored run is the same for any value). With ``settings.train_tags == "jackknife"`` the training
     trees get their tags from taggers trained on the other folds first (``jobs`` of them at a time;
     ``on_jackknife()`` once the settings and inputs are checked, before the first of them trains;
-    ``on_fold(k)`` as each finishes). ``on_tagger()`` when the run's own tagger starts training (the last
-    phase, a minute or two on GUM), then ``on_tagger_iteration(n)`` after each of its iterations (CRF).
+    ``on_fold(k)`` as each finishes); with ``"both"`` the run holds such a copy of each tree whose tags it
+    changes (stored first) and every tree with its gold tags. ``on_tagger()`` when the run's own tagger
+    starts training (the last phase, a minute or two on GUM), then ``on_tagger_iteration(n)`` after each of
+    its iterations (CRF).
     """
     db = Path(db)
     if not train:

@@ -37,7 +37,7 @@ The parser table (``--parsers``): GUM dev <= 15 words (909 sentences), beam 1000
 the settings the ablation kept (docs/accuracy.md: ``prepare --constraints`` and the four richer
 templates, ``train --until-theta 2 --smoothing 0.5``), each step through the command line:
 
-    python benchmarks/tagging.py --parsers --out DIR [--gold-db PATH] [--runs gold,jackknife]
+    python benchmarks/tagging.py --parsers --out DIR [--gold-db PATH] [--runs gold,jackknife,both]
                                  [--until-theta 2] [--jobs 2] [--beam 1000] [--folds 10] [--trials 10000]
 
 1. gold-tag training (``DIR/gold.sqlite``, ``prepare --train-tags gold``), dev parsed with gold tags;
@@ -490,8 +490,8 @@ def parser_table(args: argparse.Namespace) -> None:
                 [(stored,)] = read_rows(db, "SELECT model_blob FROM taggers")
                 same_model = stored is not None and bytes(stored) == model.read_bytes()
                 same_tags = read_tagged(crf_tagged) == read_tagged(stored_tags)
-                table.set("note.CRF of rows 2 and 3",
-                          f"the model trained here ({model.name}) and the jackknifed "
+                table.set(f"note.CRF of rows 2 and {raw_row}",
+                          f"the model trained here ({model.name}) and the {name} "
                           f"run's stored CRF are {'' if same_model else 'NOT '}byte-identical; their dev "
                           f"tags are {'' if same_tags else 'NOT '}identical")
             parses = {raw_row: (["--input-format", "tokens"], tokens),

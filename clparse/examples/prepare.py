@@ -414,6 +414,9 @@ def _read(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings, sum
         # The folds need every training tree first: read them all (every length: the taggers see all).
         train_trees = [(path, tree) for split, path, _ in files if split == "train"
                        for tree in _noting(read_trees(path), tagged)]
+        read_once: dict[Path, list[Tree]] = {}  # with both, each file's gold trees are prepared again below
+        for path, tree in train_trees:
+            read_once.setdefault(path, []).append(tree)
         tags, folds = jackknife(tagged, settings.folds,
                                 TaggerSpec(settings.tagger, settings.tagger_iterations),
                                 jobs, on_fold, settings.fold_order, on_jackknife)
@@ -443,7 +446,7 @@ def _read(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings, sum
             continue
         before, too_long = report.sentences, report.too_long
         if split == "train" and both:  # read and noted for the tagger once, above
-            trees: Iterable[Tree] = [tree for tree_path, tree in train_trees if tree_path == path]
+            trees: Iterable[Tree] = read_once[path]
         else:
             trees = _noting(read_trees(path), tagged) if split == "train" else read_trees(path)
         results = list(preprocess_treebank(trees, config, report))

@@ -3,11 +3,11 @@
 Where the tagger's best tag has a marginal probability below ``--tau``, the leaf gets an *ambiguity
 class* instead of one tag: its two most probable tags, sorted and joined (``JJ|NN``). Punctuation
 never joins a class (the evaluation sets punctuation aside by its tag). The parser learns from
-training trees whose leaves carry the gold tag, or a class where a jackknifed tagger (10 interleaved
-folds, trained on the other folds of every GUM train sentence) was unsure; it parses dev text whose
-leaves carry the stored CRF's best tag, or a class where that CRF is unsure. So it meets at training
-time the doubts it meets on raw text, without learning from the tagger's wrong tags (the jackknifed
-runs of ``benchmarks/tagging.py`` did, and lost).
+training trees whose leaves carry a jackknifed tagger's best tag (10 interleaved folds, trained on the
+other folds of every GUM train sentence), or its class where it was unsure; it parses dev text whose
+leaves carry the stored CRF's best tag, or its class where that CRF is unsure. So it meets at training
+time the tags and the doubts it meets on raw text. (Confident leaves keep the *jackknifed* tag, not
+the gold one: a variant with gold tags where the tagger is sure is not measured.)
 
     python benchmarks/tag_classes.py --reference RUN_DIR --out DIR [--tau 0.9] [--jobs 2]
 
@@ -100,7 +100,8 @@ def jackknifed_doubts(sentences: list[Sentence], jobs: int) -> list[list[Doubt]]
 
 
 def write_train(out: Path, tau: float, jobs: int) -> Path:
-    """GUM train with ambiguity classes on the leaves, one file per source file; the directory."""
+    """GUM train with the jackknifed best tags on the leaves, classes where unsure, one file per source
+    file; the directory."""
     directory = out / f"train-tau{tau}"
     cache = out / "train-doubts.json"
     files = sorted((GUM / "train").glob("*.ptb"))

@@ -40,15 +40,16 @@ from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
 
+from clparse.atomic_write import write_whole
 from clparse.preprocess.transforms import PUNCTUATION_TAGS
 from clparse.read import read_trees
 from clparse.read.ptb import format_tree
 from clparse.tag.crf import CrfTagger
-from clparse.tag.jackknife import NONE_TAG, fold_of, retag
+from clparse.tag.jackknife import fold_of, retag
 from clparse.tag.stored import load_tagger
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tagging import GUM, PREPARE, TRAIN, read_tagged, run_clparse, score  # noqa: E402
+from tagging import GUM, PREPARE, TRAIN, gold_tags, read_tagged, run_clparse, score  # noqa: E402
 
 Sentence = list[tuple[str, str]]
 Doubt = tuple[str, float, str]  # (best tag, its marginal probability, the most probable other tag)
@@ -56,6 +57,11 @@ FOLDS = 10
 #: The run's own stored tagger is never used here (dev leaves are tagged by the reference run's CRF), and a
 #: CRF over ambiguity classes (about 120 labels) trains for many minutes: the perceptron is quick.
 OWN_TAGGER = ["--tagger", "perceptron"]
+
+
+def write_text(path: Path, text: str) -> None:
+    """``text`` into ``path``, whole or not at all (a rerun takes an existing file for finished)."""
+    write_whole(path, lambda where: where.write_text(text, encoding="utf-8"))
 
 
 def doubts(tagger: CrfTagger, words: Sequence[str]) -> list[Doubt]:
@@ -106,14 +112,11 @@ def write_train(out: Path, tau: float, jobs: int) -> Path:
     cache = out / "train-doubts.json"
     files = sorted((GUM / "train").glob("*.ptb"))
     trees = [(path.name, tree) for path in files for tree in read_trees(path)]
-    sentences = [[(w, t) for w, t in tree.tagged_words() if t != NONE_TAG] for _, tree in trees]
+    sentences = gold_tags([tree for _, tree in trees])
     if not cache.exists():
         print(f"jackknifing the CRF's doubts over {len(sentences):,} sentences ...", file=sys.stderr,
               flush=True)
-        found = jackknifed_doubts(sentences, jobs)
-        partial = cache.with_name(cache.name + ".partial")
-        partial.write_text(json.dumps(found), encoding="utf-8")
-        partial.replace(cache)
+        write_text(cache, json.dumps(jackknifed_doubts(sentences, jobs)))
     found = [[tuple(d) for d in s] for s in json.loads(cache.read_text(encoding="utf-8"))]
     if not directory.exists():
         partial_dir = directory.with_name(directory.name + ".partial")
@@ -132,22 +135,24 @@ def write_train(out: Path, tau: float, jobs: int) -> Path:
     return directory
 
 
-def write_dev_input(reference: Path, out: Path, tau: float) -> Path:
-    """The reference run's dev tokens tagged by its stored CRF, with classes where it is unsure."""
-    target = out / f"dev.classes-tau{tau}.tagged"
-    if target.exists():
-        return target
+def write_dev_input(reference: Path, tokens: Path, tau: float, classes: Path,
+                    best: Path | None = None) -> None:
+    """``tokens`` (one sentence a line) tagged by the reference run's stored CRF: its best tag, or its class
+    where it is unsure, into ``classes``; the best tags alone into ``best``, if given."""
+    if classes.exists() and (best is None or best.exists()):
+        return
     tagger = load_tagger(reference / "gold.sqlite")
     if not isinstance(tagger, CrfTagger):
         raise SystemExit(f"{reference}/gold.sqlite: its stored tagger is not the CRF alone")
-    lines = []
-    for line in (reference / "dev.tokens").read_text(encoding="utf-8").splitlines():
+    best_lines, class_lines = [], []
+    for line in tokens.read_text(encoding="utf-8").splitlines():
         words = line.split()
-        lines.append(" ".join(f"{w}/{leaf_tag(d, tau)}" for w, d in zip(words, doubts(tagger, words))) + "\n")
-    partial = target.with_name(target.name + ".partial")
-    partial.write_text("".join(lines), encoding="utf-8")
-    partial.replace(target)
-    return target
+        found = doubts(tagger, words)
+        best_lines.append(" ".join(f"{w}/{d[0]}" for w, d in zip(words, found)) + "\n")
+        class_lines.append(" ".join(f"{w}/{leaf_tag(d, tau)}" for w, d in zip(words, found)) + "\n")
+    if best is not None:
+        write_text(best, "".join(best_lines))
+    write_text(classes, "".join(class_lines))
 
 
 def main() -> None:
@@ -173,14 +178,14 @@ def main() -> None:
     run_clparse(out, "train", "--db", str(db), "--until-theta", str(args.until_theta),
                 "--jobs", str(args.jobs), *TRAIN)
     run_clparse(out, "calibrate", "--db", str(db), "--beam", str(args.beam))
-    dev_input = write_dev_input(ref, out, args.tau)
+    dev_input = out / f"dev.classes-tau{args.tau}.tagged"
+    write_dev_input(ref, ref / "dev.tokens", args.tau, dev_input)
     gold = ref / "dev.gold"
-    gold_tags = [[(w, t) for w, t in tree.tagged_words() if t != NONE_TAG] for tree in read_trees(gold)]
+    reference_tags = gold_tags(list(read_trees(gold)))
     tagged = read_tagged(dev_input)
+    covered = sum(g in t.split("|") for a, b in zip(reference_tags, tagged) for (_, g), (_, t) in zip(a, b))
     print(f"dev leaves: {sum(map(len, tagged)):,}, classes {sum('|' in t for s in tagged for _, t in s):,}, "
-          f"gold tag in the leaf's tag or class "
-          f"{sum(g in t.split('|') for a, b in zip(gold_tags, tagged) for (_, g), (_, t) in zip(a, b)):,}",
-          file=sys.stderr)
+          f"gold tag in the leaf's tag or class {covered:,}", file=sys.stderr)
     rows = {"C": (["--input-format", "tagged"], dev_input), "C'": (["--input-format", "ptb"], gold)}
     results: dict[str, object] = {}
     for row, (fmt, source) in rows.items():
@@ -212,23 +217,12 @@ def all_lengths(args: argparse.Namespace) -> None:
 
     trees = dev_trees(compare_db)
     gold, tokens = out / "devall.gold", out / "devall.tokens"
+    if not gold.exists():
+        write_text(gold, "".join(format_tree(t) + "\n" for t in trees))
     if not tokens.exists():
-        gold.write_text("".join(format_tree(t) + "\n" for t in trees), encoding="utf-8")
-        tokens.write_text("".join(" ".join(w for w, t in tree.tagged_words() if t != NONE_TAG) + "\n"
-                                  for tree in trees), encoding="utf-8")
-    tagger = load_tagger(ref / "gold.sqlite")
-    if not isinstance(tagger, CrfTagger):
-        raise SystemExit(f"{ref}/gold.sqlite: its stored tagger is not the CRF alone")
+        write_text(tokens, "".join(" ".join(w for w, _ in s) + "\n" for s in gold_tags(trees)))
     inputs = {"best": out / "devall.best.tagged", "classes": out / f"devall.classes-tau{args.tau}.tagged"}
-    if not inputs["classes"].exists():
-        best, classes = [], []
-        for line in tokens.read_text(encoding="utf-8").splitlines():
-            words = line.split()
-            found = doubts(tagger, words)
-            best.append(" ".join(f"{w}/{d[0]}" for w, d in zip(words, found)) + "\n")
-            classes.append(" ".join(f"{w}/{leaf_tag(d, args.tau)}" for w, d in zip(words, found)) + "\n")
-        inputs["best"].write_text("".join(best), encoding="utf-8")
-        inputs["classes"].write_text("".join(classes), encoding="utf-8")
+    write_dev_input(ref, tokens, args.tau, inputs["classes"], inputs["best"])
     rows = {"G": (compare_db, "ptb", gold), "B": (compare_db, "tagged", inputs["best"]),
             "GC": (str(db), "ptb", gold), "C": (str(db), "tagged", inputs["classes"])}
     results: dict[str, object] = {}

@@ -41,7 +41,7 @@ PathLike = str | Path
 Echo = Callable[[str], object]
 SQL_FORMATS = ("table", "csv", "json")
 TEMPLATE_NAMES = ("child-extra", "head-of-child", "context-exists", "length", "span-edges", "punctuation",
-                  "none")
+                  "coarse-tags", "none")
 
 
 def _quiet(_: str) -> None:
@@ -125,7 +125,7 @@ def sql_shell(db: PathLike, *, write: bool = False) -> None:
 
 def feature_config(context: int = 2, templates: Sequence[str] = ()) -> FeatureConfig:
     """The feature templates: every richer one unless some are named (``none``: the paper's alone);
-    ``span-edges`` and ``punctuation`` only when named."""
+    ``span-edges``, ``punctuation`` and ``coarse-tags`` only when named."""
     from clparse.features.space import TEMPLATES, FeatureConfig
 
     if isinstance(templates, str):  # read one character at a time: "unknown template 'n'"

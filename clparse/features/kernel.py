@@ -127,6 +127,7 @@ class FeatureTable(NamedTuple):
     flags: np.ndarray  # int64: the FeatureConfig as integers, indexed by the F_* constants
     counts: np.ndarray  # int32: the symbol of each length bucket, by count (0 .. MAX_COUNT)
     punctuation: np.ndarray  # int32: the symbols of the punctuation tags (the punctuation template)
+    coarse: np.ndarray  # int32 per symbol (v of them): its coarse tag class's symbol, -1: none (coarse-tags)
     v: int  # size of the code space's symbol table: code = (slot * 3 + property) * v + symbol
     table: np.ndarray  # int32: code -> feature id, -1 for none
     keys: np.ndarray  # int64: feature id -> code (prepare assigns ids into it)
@@ -318,7 +319,8 @@ def slot_names() -> list[tuple[str, str]]:
 
 @nrt_free
 def _row_capacity(max_children: int, words: int) -> int:
-    return 3 * (18 + 4 * MAX_CONTEXT) + 24 * max_children + 16 * words + 40
+    # 5 codes per item and 3 per terminal at most (3 and 2, and up to 2 and 1 coarse classes)
+    return 5 * (18 + 4 * MAX_CONTEXT) + 40 * max_children + 24 * words + 40
 
 
 def row_capacity(max_children: int, words: int) -> int:
@@ -339,28 +341,44 @@ def _code(slot: int, prop: int, symbol: int, v: int) -> int:
 # the callee is compiled without reference counts: nrt_free).
 
 @nrt_free
+def _emit_coarse(out: np.ndarray, pos: int, slot: int, prop: int, symbol: int, coarse: np.ndarray,
+                 v: int) -> int:
+    """The code of ``symbol``'s coarse tag class in ``slot`` and ``prop``, if it has one (``coarse``: the
+    class symbol per symbol, -1 for none; all -1 unless the run has the coarse-tags template)."""
+    if 0 <= symbol < coarse.shape[0]:
+        c = coarse[symbol]
+        if c >= 0:
+            out[pos] = _code(slot, prop, c, v)
+            return pos + 1
+    return pos
+
+
+@nrt_free
 def _emit_item(out: np.ndarray, pos: int, slot: int, item: int, label: np.ndarray, tag: np.ndarray,
-               word: np.ndarray, v: int) -> int:
-    """The label, headtag and headword codes of ``item`` (-1: an absent item, ``<none>``) in ``slot``."""
+               word: np.ndarray, coarse: np.ndarray, v: int) -> int:
+    """The label, headtag and headword codes of ``item`` (-1: an absent item, ``<none>``) in ``slot``, and
+    the coarse classes of a tag label and of the headtag (coarse-tags)."""
     if item < 0:
         out[pos] = _code(slot, 0, 0, v)
         out[pos + 1] = _code(slot, 1, 0, v)
         out[pos + 2] = _code(slot, 2, 0, v)
-    else:
-        out[pos] = _code(slot, 0, label[item], v)
-        out[pos + 1] = _code(slot, 1, tag[item], v)
-        out[pos + 2] = _code(slot, 2, word[item], v)
-    return pos + 3
+        return pos + 3
+    out[pos] = _code(slot, 0, label[item], v)
+    out[pos + 1] = _code(slot, 1, tag[item], v)
+    out[pos + 2] = _code(slot, 2, word[item], v)
+    pos = _emit_coarse(out, pos + 3, slot, 0, label[item], coarse, v)
+    return _emit_coarse(out, pos, slot, 1, tag[item], coarse, v)
 
 
 @nrt_free
-def _emit_group(out, pos, group, frontier, first, lo, hi, skip, flags, label, tag, word,  # type: ignore[no-untyped-def]
-                start, end, v):
+def _emit_group(out, pos, group, frontier, first, lo, hi, skip, flags, label, tag,
+                word,  # type: ignore[no-untyped-def]
+                start, end, coarse, v):
     """``exists`` then ``exists-terminal`` over children ``lo .. hi - 1`` except ``skip``."""
     if flags[F_EXISTS]:
         for k in range(lo, hi):
             if k != skip:
-                pos = _emit_item(out, pos, EXISTS + group, frontier[first + k], label, tag, word, v)
+                pos = _emit_item(out, pos, EXISTS + group, frontier[first + k], label, tag, word, coarse, v)
     if flags[F_EXISTS_TERMINAL]:
         slot = EXISTS_TERMINAL + group
         for k in range(lo, hi):
@@ -369,15 +387,17 @@ def _emit_group(out, pos, group, frontier, first, lo, hi, skip, flags, label, ta
                 for t in range(start[item], end[item]):  # leaf t is item t
                     out[pos] = _code(slot, 1, tag[t], v)
                     out[pos + 1] = _code(slot, 2, word[t], v)
-                    pos += 2
+                    pos = _emit_coarse(out, pos + 2, slot, 1, tag[t], coarse, v)
     return pos
 
 
 @nrt_free
-def _emit_grandchildren(out, pos, slot, child, nkids, kids, label, tag, word, v):  # type: ignore[no-untyped-def]
+def _emit_grandchildren(out, pos, slot, child, nkids, kids, label, tag, word, coarse,
+                        v):  # type: ignore[no-untyped-def]
     count = nkids[child]
-    pos = _emit_item(out, pos, slot, kids[child, 0] if count > 0 else -1, label, tag, word, v)
-    return _emit_item(out, pos, slot + 1, kids[child, count - 1] if count > 0 else -1, label, tag, word, v)
+    pos = _emit_item(out, pos, slot, kids[child, 0] if count > 0 else -1, label, tag, word, coarse, v)
+    return _emit_item(out, pos, slot + 1, kids[child, count - 1] if count > 0 else -1, label, tag, word,
+                      coarse, v)
 
 
 @nrt_free
@@ -391,47 +411,54 @@ def emit_head_free(out: np.ndarray, frontier: np.ndarray, first: int, end: int, 
     """Codes of the features of the candidate over ``frontier[first:end]`` that do not depend on the head
     child, into ``out``; returns how many were written."""
     label, tag, word, start, end_, nkids, kids, head = items
-    flags, counts, v = space.flags, space.counts, space.v
+    flags, counts, coarse, v = space.flags, space.counts, space.coarse, space.v
     n = frontier.shape[0]
     pos = 0
     m = end - first
     if flags[F_CHILD]:
-        pos = _emit_item(out, pos, CHILD_FIRST, frontier[first], label, tag, word, v)
-        pos = _emit_item(out, pos, CHILD_LAST, frontier[end - 1], label, tag, word, v)
+        pos = _emit_item(out, pos, CHILD_FIRST, frontier[first], label, tag, word, coarse, v)
+        pos = _emit_item(out, pos, CHILD_LAST, frontier[end - 1], label, tag, word, coarse, v)
     for k in range(1, flags[F_CONTEXT] + 1):
         left = frontier[first - k] if first - k >= 0 else -1
         right = frontier[end - 1 + k] if end - 1 + k < n else -1
-        pos = _emit_item(out, pos, CONTEXT_LEFT + k - 1, left, label, tag, word, v)
-        pos = _emit_item(out, pos, CONTEXT_RIGHT + k - 1, right, label, tag, word, v)
+        pos = _emit_item(out, pos, CONTEXT_LEFT + k - 1, left, label, tag, word, coarse, v)
+        pos = _emit_item(out, pos, CONTEXT_RIGHT + k - 1, right, label, tag, word, coarse, v)
     if flags[F_GRANDCHILD]:
-        pos = _emit_grandchildren(out, pos, GRAND, frontier[first], nkids, kids, label, tag, word, v)
-        pos = _emit_grandchildren(out, pos, GRAND + 2, frontier[end - 1], nkids, kids, label, tag, word, v)
-    pos = _emit_group(out, pos, 0, frontier, first, 0, m, -1, flags, label, tag, word, start, end_, v)  # all
+        pos = _emit_grandchildren(out, pos, GRAND, frontier[first], nkids, kids, label, tag, word, coarse, v)
+        pos = _emit_grandchildren(out, pos, GRAND + 2, frontier[end - 1], nkids, kids, label, tag, word,
+                                  coarse, v)
+    pos = _emit_group(out, pos, 0, frontier, first, 0, m, -1, flags, label, tag, word, start, end_, coarse,
+                      v)  # all
     pos = _emit_group(out, pos, 2, frontier, first, 1, m, -1, flags, label, tag, word, start, end_,
-                      v)  # non-leftmost
+                      coarse, v)  # non-leftmost
     pos = _emit_group(out, pos, 3, frontier, first, 0, m - 1, -1, flags, label, tag, word, start, end_,
-                      v)  # non-rightmost
+                      coarse, v)  # non-rightmost
     if flags[F_CHILD_EXTRA]:
-        pos = _emit_item(out, pos, CHILD_SECOND, frontier[first + 1] if m > 1 else -1, label, tag, word, v)
-        pos = _emit_item(out, pos, CHILD_SECOND_LAST, frontier[end - 2] if m > 1 else -1, label, tag, word, v)
+        pos = _emit_item(out, pos, CHILD_SECOND, frontier[first + 1] if m > 1 else -1, label, tag, word,
+                         coarse, v)
+        pos = _emit_item(out, pos, CHILD_SECOND_LAST, frontier[end - 2] if m > 1 else -1, label, tag, word,
+                         coarse, v)
     if flags[F_HEAD_OF_CHILD]:
         pos = _emit_item(out, pos, HEAD_OF_FIRST, _head_child(frontier[first], nkids, kids, head), label,
-                         tag, word, v)
+                         tag, word, coarse, v)
         pos = _emit_item(out, pos, HEAD_OF_LAST, _head_child(frontier[end - 1], nkids, kids, head), label,
-                         tag, word, v)
+                         tag, word, coarse, v)
     if flags[F_CONTEXT_EXISTS]:
         for k in range(1, flags[F_CONTEXT] + 1):
             if first - k >= 0:
-                pos = _emit_item(out, pos, EXISTS_LEFT_CONTEXT, frontier[first - k], label, tag, word, v)
+                pos = _emit_item(out, pos, EXISTS_LEFT_CONTEXT, frontier[first - k], label, tag, word,
+                                 coarse, v)
             if end - 1 + k < n:
-                pos = _emit_item(out, pos, EXISTS_RIGHT_CONTEXT, frontier[end - 1 + k], label, tag, word, v)
+                pos = _emit_item(out, pos, EXISTS_RIGHT_CONTEXT, frontier[end - 1 + k], label, tag, word,
+                                 coarse, v)
     if flags[F_LENGTH]:
         terminals = end_[frontier[end - 1]] - start[frontier[first]]
         out[pos] = _code(LENGTH_CHILDREN, 0, counts[min(m, MAX_COUNT)], v)
         out[pos + 1] = _code(LENGTH_TERMINALS, 0, counts[min(terminals, MAX_COUNT)], v)
         pos += 2
     if flags[F_SPAN_EDGES]:
-        pos = _emit_span_edges(out, pos, frontier, first, end, flags[F_CONTEXT], start, end_, tag, word, v)
+        pos = _emit_span_edges(out, pos, frontier, first, end, flags[F_CONTEXT], start, end_, tag, word,
+                               coarse, v)
     if flags[F_PUNCTUATION]:
         pos = _emit_punctuation(out, pos, frontier, first, end, start, end_, tag, nkids, space.punctuation,
                                 counts, v)
@@ -447,7 +474,8 @@ def _is_punctuation(tag_symbol: int, punctuation: np.ndarray) -> bool:
 
 
 @nrt_free
-def _emit_punctuation(out, pos, frontier, first, end, start, end_, tag, nkids, punctuation, counts, v):  # type: ignore[no-untyped-def]
+def _emit_punctuation(out, pos, frontier, first, end, start, end_, tag, nkids, punctuation, counts,
+                      v):  # type: ignore[no-untyped-def]
     """How many of the span's words, and how many of its children, are punctuation (bucketed). The
     exists-terminal template says which punctuation a span holds; only a count tells one comma from the
     three of a list or the two around an apposition."""
@@ -467,26 +495,29 @@ def _emit_punctuation(out, pos, frontier, first, end, start, end_, tag, nkids, p
 
 @nrt_free
 def _emit_terminal(out: np.ndarray, pos: int, slot: int, leaf: int, tag: np.ndarray, word: np.ndarray,
-                   v: int) -> int:
-    """The headtag and headword codes of leaf ``leaf`` (-1: none, ``<none>``) in ``slot``."""
+                   coarse: np.ndarray, v: int) -> int:
+    """The headtag and headword codes of leaf ``leaf`` (-1: none, ``<none>``) in ``slot``, and its tag's
+    coarse class (coarse-tags)."""
     out[pos] = _code(slot, 1, tag[leaf] if leaf >= 0 else 0, v)
     out[pos + 1] = _code(slot, 2, word[leaf] if leaf >= 0 else 0, v)
-    return pos + 2
+    return _emit_coarse(out, pos + 2, slot, 1, tag[leaf], coarse, v) if leaf >= 0 else pos + 2
 
 
 @nrt_free
-def _emit_span_edges(out, pos, frontier, first, end, context, start, end_, tag, word, v):  # type: ignore[no-untyped-def]
+def _emit_span_edges(out, pos, frontier, first, end, context, start, end_, tag, word, coarse,
+                     v):  # type: ignore[no-untyped-def]
     """The span's first and last terminal, and the terminals just before and after it. The outside ones
     are read from the nearest context items, so they need context >= 1: a window (and so the search's
     cache) holds nothing beyond its context items."""
     n = frontier.shape[0]
-    pos = _emit_terminal(out, pos, SPAN_FIRST, start[frontier[first]], tag, word, v)  # leaf t is item t
-    pos = _emit_terminal(out, pos, SPAN_LAST, end_[frontier[end - 1]] - 1, tag, word, v)
+    pos = _emit_terminal(out, pos, SPAN_FIRST, start[frontier[first]], tag, word, coarse,
+                         v)  # leaf t is item t
+    pos = _emit_terminal(out, pos, SPAN_LAST, end_[frontier[end - 1]] - 1, tag, word, coarse, v)
     if context >= 1:
         before = end_[frontier[first - 1]] - 1 if first >= 1 else -1
         after = start[frontier[end]] if end < n else -1
-        pos = _emit_terminal(out, pos, SPAN_BEFORE, before, tag, word, v)
-        pos = _emit_terminal(out, pos, SPAN_AFTER, after, tag, word, v)
+        pos = _emit_terminal(out, pos, SPAN_BEFORE, before, tag, word, coarse, v)
+        pos = _emit_terminal(out, pos, SPAN_AFTER, after, tag, word, coarse, v)
     return pos
 
 
@@ -496,31 +527,34 @@ def emit_head_dependent(out: np.ndarray, pos: int, frontier: np.ndarray, first: 
     """Append the codes of the features that depend on head child ``head_child`` (a position among the
     candidate's children) at ``out[pos:]``; returns the new end."""
     label, tag, word, start, end_, nkids, kids, head = items
-    flags, v = space.flags, space.v
+    flags, coarse, v = space.flags, space.coarse, space.v
     h = head_child
     m = end - first
     if flags[F_CHILD]:
-        pos = _emit_item(out, pos, CHILD_HEAD, frontier[first + h], label, tag, word, v)
+        pos = _emit_item(out, pos, CHILD_HEAD, frontier[first + h], label, tag, word, coarse, v)
         pos = _emit_item(out, pos, CHILD_HEAD_LEFT, frontier[first + h - 1] if h > 0 else -1, label, tag,
-                         word, v)
+                         word, coarse, v)
         pos = _emit_item(out, pos, CHILD_HEAD_RIGHT, frontier[first + h + 1] if h + 1 < m else -1,
-                         label, tag, word, v)
+                         label, tag, word, coarse, v)
     if flags[F_GRANDCHILD]:
-        pos = _emit_grandchildren(out, pos, GRAND + 4, frontier[first + h], nkids, kids, label, tag, word, v)
+        pos = _emit_grandchildren(out, pos, GRAND + 4, frontier[first + h], nkids, kids, label, tag, word,
+                                  coarse, v)
     # non-head, left-of-head, right-of-head, head-and-left, head-and-right
-    pos = _emit_group(out, pos, 1, frontier, first, 0, m, h, flags, label, tag, word, start, end_, v)
-    pos = _emit_group(out, pos, 4, frontier, first, 0, h, -1, flags, label, tag, word, start, end_, v)
-    pos = _emit_group(out, pos, 5, frontier, first, h + 1, m, -1, flags, label, tag, word, start, end_, v)
-    pos = _emit_group(out, pos, 6, frontier, first, 0, h + 1, -1, flags, label, tag, word, start, end_, v)
-    pos = _emit_group(out, pos, 7, frontier, first, h, m, -1, flags, label, tag, word, start, end_, v)
+    pos = _emit_group(out, pos, 1, frontier, first, 0, m, h, flags, label, tag, word, start, end_, coarse, v)
+    pos = _emit_group(out, pos, 4, frontier, first, 0, h, -1, flags, label, tag, word, start, end_, coarse, v)
+    pos = _emit_group(out, pos, 5, frontier, first, h + 1, m, -1, flags, label, tag, word, start, end_,
+                      coarse, v)
+    pos = _emit_group(out, pos, 6, frontier, first, 0, h + 1, -1, flags, label, tag, word, start, end_,
+                      coarse, v)
+    pos = _emit_group(out, pos, 7, frontier, first, h, m, -1, flags, label, tag, word, start, end_, coarse, v)
     if flags[F_CHILD_EXTRA]:
         pos = _emit_item(out, pos, CHILD_HEAD_LEFT2, frontier[first + h - 2] if h >= 2 else -1, label, tag,
-                         word, v)
+                         word, coarse, v)
         pos = _emit_item(out, pos, CHILD_HEAD_RIGHT2, frontier[first + h + 2] if h + 2 < m else -1,
-                         label, tag, word, v)
+                         label, tag, word, coarse, v)
     if flags[F_HEAD_OF_CHILD]:
         pos = _emit_item(out, pos, HEAD_OF_HEAD, _head_child(frontier[first + h], nkids, kids, head), label,
-                         tag, word, v)
+                         tag, word, coarse, v)
     return pos
 
 
@@ -693,7 +727,8 @@ def state_examples(frontier: np.ndarray, correct: np.ndarray, items: ItemArrays,
 
 
 @njit(cache=True, nogil=True)
-def _state_examples(frontier, correct, items, rules, heads, space, rows, lookup, cache,  # type: ignore[no-untyped-def]
+def _state_examples(frontier, correct, items, rules, heads, space, rows, lookup,
+                    cache,  # type: ignore[no-untyped-def]
                     out):
     """:func:`state_examples` on its records as plain tuples (``rules`` without ``heads``)."""
     items, space, cache = ItemArrays(*items), FeatureTable(*space), WindowArrays(*cache)
@@ -1037,7 +1072,8 @@ def score_state(frontier: np.ndarray, items: ItemArrays, rules: CandidateSpec, s
 
 
 @njit(cache=True, nogil=True)
-def _score_state(frontier, items, rules, heads, space, trees, leaves, lookup, cache, out):  # type: ignore[no-untyped-def]
+def _score_state(frontier, items, rules, heads, space, trees, leaves, lookup, cache,
+                 out):  # type: ignore[no-untyped-def]
     """:func:`score_state` on its records as plain tuples (``rules`` without ``heads``)."""
     items, space, trees = ItemArrays(*items), FeatureTable(*space), TreeArrays(*trees)
     leaves = LeafMasks(*leaves)
@@ -1148,7 +1184,8 @@ def greedy_steps(frontier: np.ndarray, size: int, steps: np.ndarray, confidences
 
 
 @njit(cache=True, nogil=True)
-def _greedy_steps(frontier, size, steps, confidences, taken, max_steps, items, rules, heads, space,  # type: ignore[no-untyped-def]
+def _greedy_steps(frontier, size, steps, confidences, taken, max_steps, items, rules, heads,
+                  space,  # type: ignore[no-untyped-def]
                   trees, leaves, lookup, cache, out):
     """:func:`greedy_steps` on its records as plain tuples (``rules`` without ``heads``)."""
     item_arrays, rule_record = ItemArrays(*items), CandidateSpec(*rules, HeadRules(*heads))
@@ -1506,7 +1543,8 @@ def best_first_steps(size: int, agenda: AgendaArrays, intern: Dict, seen: Dict, 
 
 
 @njit(cache=True, nogil=True)
-def _best_first_steps(size, agenda, intern, seen, items, rules, heads, space, trees, leaves, lookup, cache,  # type: ignore[no-untyped-def]
+def _best_first_steps(size, agenda, intern, seen, items, rules, heads, space, trees, leaves, lookup,
+                      cache,  # type: ignore[no-untyped-def]
                       out):
     """:func:`best_first_steps` on its records as plain tuples (``rules`` without ``heads``)."""
     search, item_arrays = AgendaArrays(*agenda), ItemArrays(*items)

@@ -59,6 +59,9 @@ class FeatureConfig:
     span_edges: bool = False
     # Issue 27, opt-in until measured: counts of the punctuation words in the span and among its children.
     punctuation: bool = False
+    # Issue 29, opt-in until measured: beside every test of a tag, the same test of its coarse class
+    # (COARSE_TAGS), which a tagger's errors inside a class (NN/NNP, VBD/VBN, VB/VBP) do not change.
+    coarse_tags: bool = False
 
     def __post_init__(self) -> None:
         if not 0 <= self.context <= 5:
@@ -70,7 +73,10 @@ class FeatureConfig:
         return cls(context=context, **dict.fromkeys(TEMPLATES, False))
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        values = asdict(self)
+        if not self.coarse_tags:  # stored (and digested) only when on: older runs' settings stay as they were
+            del values["coarse_tags"]
+        return values
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> FeatureConfig:
@@ -85,7 +91,22 @@ class FeatureConfig:
 #: The richer templates of issue #11 (each a FeatureConfig flag, on by default), in CLI spelling order.
 RICHER = ("child_extra", "head_of_child", "context_exists", "length")
 #: Every switchable template: the richer ones and the opt-in ones after them.
-TEMPLATES = (*RICHER, "span_edges", "punctuation")
+TEMPLATES = (*RICHER, "span_edges", "punctuation", "coarse_tags")
+
+#: The coarse class of each fine tag (coarse-tags): the universal tag set's classes (Petrov, Das and McDonald
+#: 2012, its PTB mapping; GUM's GW and ADD with X), keeping only the classes of two or more tags (a class of
+#: one, such as IN's, would repeat its tag's features) and leaving punctuation out.
+COARSE_CLASSES = {
+    "<NOUN>": ("NN", "NNS", "NNP", "NNPS"),
+    "<VERB>": ("VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "MD"),
+    "<ADJ>": ("JJ", "JJR", "JJS"),
+    "<ADV>": ("RB", "RBR", "RBS", "WRB"),
+    "<PRON>": ("PRP", "PRP$", "WP", "WP$"),
+    "<DET>": ("DT", "PDT", "WDT", "EX"),
+    "<PRT>": ("RP", "TO", "POS"),
+    "<X>": ("FW", "LS", "SYM", "UH", "GW", "ADD"),
+}
+COARSE_TAGS = {tag: name for name, tags in COARSE_CLASSES.items() for tag in tags}
 
 
 FeatureKey = tuple[str, str, str, str]
@@ -129,11 +150,21 @@ class FeatureSpace:
         # has a symbol no feature uses).
         self.punctuation = np.array([symbols.add(t) for t in sorted(PUNCTUATION_TAGS)] if config.punctuation
                                     else [], dtype=np.int32)
+        # The fine tags and their classes, registered like the punctuation tags (coarse-tags).
+        self._coarse_pairs = ([(symbols.add(t), symbols.add(c)) for t, c in sorted(COARSE_TAGS.items())]
+                              if config.coarse_tags else [])
         self.v = max(self.v, len(symbols))
+        self.coarse = self._coarse_array()
         self.table = np.full(N_SLOTS * 3 * self.v, -1, dtype=np.int32)
         self.keys = np.zeros(1024, dtype=np.int64)
         self.counter = np.zeros(2, dtype=np.int64)  # [next feature id, next row id] (kernels update it)
         self._arrays: FeatureTable | None = None
+
+    def _coarse_array(self) -> np.ndarray:
+        coarse = np.full(self.v, -1, dtype=np.int32)
+        for tag, name in self._coarse_pairs:
+            coarse[tag] = name
+        return coarse
 
     def __len__(self) -> int:
         """Number of feature ids assigned."""
@@ -149,6 +180,7 @@ class FeatureSpace:
         self.keys[:len(self)] = slot_prop * self.v + symbol
         self.table = np.full(N_SLOTS * 3 * self.v, -1, dtype=np.int32)
         self.table[self.keys[:len(self)]] = np.arange(len(self), dtype=np.int32)
+        self.coarse = self._coarse_array()
         self._arrays = None
 
     def reserve_ids(self, more: int) -> None:
@@ -164,8 +196,8 @@ class FeatureSpace:
         """The kernels' record of the code space and ids (the same object until :meth:`fit` or
         :meth:`reserve_ids` replaces an array)."""
         if self._arrays is None:
-            self._arrays = FeatureTable(self.flags, self.counts, self.punctuation, self.v, self.table,
-                                        self.keys, self.counter)
+            self._arrays = FeatureTable(self.flags, self.counts, self.punctuation, self.coarse, self.v,
+                                        self.table, self.keys, self.counter)
         return self._arrays
 
     def key(self, code: int) -> FeatureKey:

@@ -1,0 +1,121 @@
+"""Issue 29: does the coarse-tags template bring raw-token parsing closer to gold tags? All of GUM dev.
+
+Two runs in the seed-1 recipe of docs/combination.md (``prepare --max-words 0 --seed 1``, ``train
+--until-theta THETA --sample 100000``), alike but for the template: ``base`` (the default templates) and
+``coarse`` (the default templates and ``coarse-tags``: beside every test of a tag, the same test of its
+coarse class, so that a tagger's error inside a class, NN for NNP or VBD for VBN, changes fewer features).
+Both are parsed at that Θ̂ (no calibration: the same ℓ1 budget for both) at the default search on every GUM
+dev sentence, with gold tags and from raw tokens (``--input-format tokens``: the run's stored CRF and the
+search's rule over 3 taggings, what ``clparse parse`` does by default):
+
+* rows G and R: the base run on gold tags and from raw tokens;
+* rows GC and RC: the coarse run on gold tags and from raw tokens.
+
+Each row is scored on all lengths and on the sentences of at most 15 words (``sentence_length``, as the
+<= 15 runs count them), and compared (``clparse compare``, paired) RC with R, GC with G, and each run's
+raw tokens with its gold tags (the issue's gap: within 1.5 F1).
+
+    python benchmarks/coarse_tags.py --out DIR [--base-db PATH] [--coarse-db PATH] [--theta 5] [--jobs 2]
+
+The databases default to ``DIR/base.sqlite`` and ``DIR/coarse.sqlite``; each is prepared and trained
+here unless it already is (both commands do nothing on a finished run, and a stopped training resumes).
+Every step is cached in ``DIR``; the commands run are in ``DIR/commands.log``; the figures go to
+``DIR/results.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from clparse.atomic_write import write_whole
+from clparse.preprocess import sentence_length
+from clparse.read.ptb import format_tree
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tagging import GUM, gold_tags, run_clparse, score  # noqa: E402
+
+SHORT = 15
+RECIPE = ["--max-words", "0", "--seed", "1"]
+DEFAULT_TEMPLATES = ["child-extra", "head-of-child", "context-exists", "length"]
+TEMPLATES = {"base": [],
+             "coarse": [arg for t in [*DEFAULT_TEMPLATES, "coarse-tags"] for arg in ("--template", t)]}
+ROWS = {"G": ("base", "ptb"), "R": ("base", "tokens"), "GC": ("coarse", "ptb"), "RC": ("coarse", "tokens")}
+COMPARISONS = (("RC", "R"), ("GC", "G"), ("R", "G"), ("RC", "GC"))
+
+
+def write_text(path: Path, text: str) -> None:
+    write_whole(path, lambda where: where.write_text(text, encoding="utf-8"))
+
+
+def build(out: Path, name: str, db: Path, theta: str, jobs: int) -> None:
+    run_clparse(out, "prepare", "--db", str(db), "--train", str(GUM / "train"), "--dev", str(GUM / "dev"),
+                *RECIPE, *TEMPLATES[name])
+    run_clparse(out, "train", "--db", str(db), "--jobs", str(jobs), "--until-theta", theta,
+                "--sample", "100000")
+
+
+def write_dev(out: Path, db: Path) -> tuple[Path, Path, list[int]]:
+    """Every dev sentence as gold trees and as tokens, one a line; and which are at most SHORT words."""
+    from clparse.calibrate.run import dev_trees
+
+    trees = dev_trees(db)
+    gold, tokens = out / "devall.gold", out / "devall.tokens"
+    if not gold.exists():
+        write_text(gold, "".join(format_tree(t) + "\n" for t in trees))
+    if not tokens.exists():
+        write_text(tokens, "".join(" ".join(w for w, _ in s) + "\n" for s in gold_tags(trees)))
+    return gold, tokens, [i for i, t in enumerate(trees) if sentence_length(t) <= SHORT]
+
+
+def subset(path: Path, lines: list[int], suffix: str) -> Path:
+    """The given lines of a one-tree-a-line file (gold, or a parse's output)."""
+    kept = path.with_name(path.name + suffix)
+    if not kept.exists():
+        every = path.read_text(encoding="utf-8").splitlines()
+        write_text(kept, "".join(every[i] + "\n" for i in lines))
+    return kept
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--base-db", type=Path)
+    ap.add_argument("--coarse-db", type=Path)
+    ap.add_argument("--theta", default="5")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--trials", type=int, default=10000)
+    args = ap.parse_args()
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    dbs = {"base": args.base_db or out / "base.sqlite", "coarse": args.coarse_db or out / "coarse.sqlite"}
+    for name, db in dbs.items():
+        build(out, name, db, args.theta, args.jobs)
+    gold, tokens, short = write_dev(out, dbs["base"])
+    sources = {"ptb": gold, "tokens": tokens}
+    gold_short = subset(gold, short, f".le{SHORT}")
+    every = len(gold.read_text(encoding="utf-8").splitlines())
+    results: dict[str, object] = {"sentences": {"all": every, "short": len(short)}}
+    parsed: dict[str, Path] = {}
+    for row, (name, fmt) in ROWS.items():
+        parsed[row] = out / f"row-{row}.parsed"
+        if not parsed[row].exists():
+            run_clparse(out, "parse", "--db", str(dbs[name]), "--theta", args.theta, "--input-format", fmt,
+                        str(sources[fmt]), output=parsed[row])
+        results[f"score.{row}.all"] = score(args, gold, parsed[row])
+        results[f"score.{row}.short"] = score(args, gold_short, subset(parsed[row], short, f".le{SHORT}"))
+        print(row, results[f"score.{row}.all"]["f1"], results[f"score.{row}.short"]["f1"], file=sys.stderr,
+              flush=True)
+    for a, b in COMPARISONS:
+        for part, reference, suffix in (("all", gold, ""), ("short", gold_short, f".le{SHORT}")):
+            results[f"compare.{a}.{b}.{part}"] = json.loads(run_clparse(
+                out, "compare", str(reference), str(parsed[a]) + suffix, str(parsed[b]) + suffix,
+                "--trials", str(args.trials), "--json"))
+    write_text(out / "results.json", json.dumps(results, indent=1))
+    print(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -32,10 +32,9 @@ from pathlib import Path
 
 from clparse.atomic_write import write_whole
 from clparse.preprocess import sentence_length
-from clparse.read.ptb import format_tree
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tagging import GUM, gold_tags, run_clparse, score  # noqa: E402
+from tagging import GUM, run_clparse, score, write_dev  # noqa: E402
 
 SHORT = 15
 RECIPE = ["--max-words", "0", "--seed", "1"]
@@ -57,16 +56,10 @@ def build(out: Path, name: str, db: Path, theta: str, jobs: int) -> None:
                 "--sample", "100000")
 
 
-def write_dev(out: Path, db: Path) -> tuple[Path, Path, list[int]]:
+def dev_files(out: Path, db: Path) -> tuple[Path, Path, list[int]]:
     """Every dev sentence as gold trees and as tokens, one a line; and which are at most SHORT words."""
-    from clparse.calibrate.run import dev_trees
-
-    trees = dev_trees(db)
     gold, tokens = out / "devall.gold", out / "devall.tokens"
-    if not gold.exists():
-        write_text(gold, "".join(format_tree(t) + "\n" for t in trees))
-    if not tokens.exists():
-        write_text(tokens, "".join(" ".join(w for w, _ in s) + "\n" for s in gold_tags(trees)))
+    trees = write_dev(db, gold, tokens)
     return gold, tokens, [i for i, t in enumerate(trees) if sentence_length(t) <= SHORT]
 
 
@@ -93,7 +86,7 @@ def main() -> None:
     dbs = {"base": args.base_db or out / "base.sqlite", "coarse": args.coarse_db or out / "coarse.sqlite"}
     for name, db in dbs.items():
         build(out, name, db, args.theta, args.jobs)
-    gold, tokens, short = write_dev(out, dbs["base"])
+    gold, tokens, short = dev_files(out, dbs["base"])
     sources = {"ptb": gold, "tokens": tokens}
     gold_short = subset(gold, short, f".le{SHORT}")
     every = len(gold.read_text(encoding="utf-8").splitlines())

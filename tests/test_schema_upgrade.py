@@ -304,3 +304,20 @@ def test_a_chooser_fitted_before_0011_is_a_max_min_chooser(tmp_path: Path) -> No
     assert maxmin.chooser is not None and maxmin.chooser.weights == tuple(weights.values())
     summed = Parser.from_db(copy, "best")
     assert summed.chooser is None and "fitted at Θ̂" in str(summed.chooser_note)
+
+
+@pytest.mark.parametrize("revision", ["0006", "0007", "0008", "0009", "0010", "0011"])
+def test_preparing_again_with_the_same_inputs_does_nothing(tmp_path: Path, revision: str) -> None:
+    # a template added since (span-edges and punctuation after 0008, coarse-tags after 0011), off, must not
+    # make an old run's own inputs look like another run's (0006 on: made with today's default settings)
+    from clparse.examples.prepare import PrepareSettings, prepare
+
+    copy = tmp_path / "old.sqlite"
+    shutil.copyfile(OLD_SCHEMAS / f"schema-{revision}.sqlite", copy)
+    clparse("init", "--db", str(copy))
+    train, dev = _make_module().write_subset(tmp_path)
+    before = row_counts(copy)
+    settings = PrepareSettings(vocab_min=record(revision)["prepare_settings"]["vocab_min"])
+    summary = prepare(copy, [train], [dev], settings)
+    assert not summary.created, summary.message
+    assert row_counts(copy) == before

@@ -110,6 +110,7 @@ class PrepareSettings:
     def to_dict(self) -> dict[str, Any]:
         values = asdict(self)
         values["skip_steps"] = sorted(self.skip_steps)
+        values["features"] = self.features.to_dict()  # its own form: newer templates, off, stay out of it
         return values
 
 
@@ -147,9 +148,16 @@ LATER_SETTINGS: dict[str, object] = {"constraints": False, "unknown_words": "unk
 TAGGER_SETTINGS = ("tagger", "folds", "tagger_iterations", "fold_order")
 
 
-def input_digest(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings) -> str:
+# Templates added after runs were stored without a value for them: such a run had them off, and its digest
+# was made without them (coarse-tags, newer, is left out of the stored settings whenever it is off).
+LATER_TEMPLATES = ("span_edges", "punctuation")
+
+
+def input_digest(files: Sequence[tuple[str, Path, str]], settings: PrepareSettings,
+                 without_templates: Sequence[str] = ()) -> str:
     values = {k: v for k, v in settings.to_dict().items()
               if k not in LATER_SETTINGS or v != LATER_SETTINGS[k]}
+    values["features"] = {k: v for k, v in values["features"].items() if k not in without_templates}
     if settings.train_tags == "gold":
         values = {k: v for k, v in values.items() if k not in TAGGER_SETTINGS}
     payload = json.dumps({"settings": values, "files": [(split, sha) for split, _, sha in files]},
@@ -184,13 +192,16 @@ def prepare(db: str | Path, train: Sequence[str | Path], dev: Sequence[str | Pat
              for split, paths in (("train", train), ("dev", dev)) for p in paths]
     _refuse_repeated(files)
     digest = input_digest(files, settings)
+    # the same inputs as a run stored before the later templates, if they are off
+    before_templates = input_digest(files, settings, [t for t in LATER_TEMPLATES
+                                                      if not getattr(settings.features, t)])
     with Database(db) as database:
         runs = Runs(database)
         existing = runs.existing()
         if existing:
             refuse_exported(database, "prepare")  # a parser export: its run's examples are gone
             run_id, stored = existing
-            if stored == digest:
+            if stored in (digest, before_templates):
                 _refuse_other_tagger(db, run_id, runs.config(), settings)
                 trained, accuracy = ensure_tagger(  # databases prepared before taggers get one now
                     database, train, spec=TaggerSpec(settings.tagger, settings.tagger_iterations))
@@ -274,7 +285,8 @@ def _differences(database: Database, config: dict[str, Any], files: Sequence[tup
     out = [f"{name} {_shown(stored[name])} (now {_shown(given[name])})" for name in given
            if name in stored and name not in ignored and stored[name] != given[name]
            and name != "features"]
-    if "features" in stored and stored["features"] != given["features"]:
+    if "features" in stored and {**dict.fromkeys(LATER_TEMPLATES, False),
+                                 **stored["features"]} != given["features"]:
         out.append("feature settings (--context or --template)")
     rows = Runs(database).treebank_files()
     before = [(split, sha) for split, _, sha in rows]

@@ -59,8 +59,9 @@ class FeatureConfig:
     span_edges: bool = False
     # Issue 27, opt-in until measured: counts of the punctuation words in the span and among its children.
     punctuation: bool = False
-    # Issue 29, opt-in until measured: beside every test of a tag, the same test of its coarse class
-    # (COARSE_TAGS), which a tagger's errors inside a class (NN/NNP, VBD/VBN, VB/VBP) do not change.
+    # Issue 29, opt-in: beside every test of a tag, the same test of its coarse class (COARSE_TAGS), which a
+    # tagger's errors inside a class (NN/NNP, VBD/VBN, VB/VBP) do not change; measured no closer to gold tags
+    # from raw tokens (docs/tagger.md).
     coarse_tags: bool = False
 
     def __post_init__(self) -> None:

@@ -371,8 +371,7 @@ def _emit_item(out: np.ndarray, pos: int, slot: int, item: int, label: np.ndarra
 
 
 @nrt_free
-def _emit_group(out, pos, group, frontier, first, lo, hi, skip, flags, label, tag,
-                word,  # type: ignore[no-untyped-def]
+def _emit_group(out, pos, group, frontier, first, lo, hi, skip, flags, label, tag, word,  # type: ignore[no-untyped-def]
                 start, end, coarse, v):
     """``exists`` then ``exists-terminal`` over children ``lo .. hi - 1`` except ``skip``."""
     if flags[F_EXISTS]:
@@ -392,8 +391,7 @@ def _emit_group(out, pos, group, frontier, first, lo, hi, skip, flags, label, ta
 
 
 @nrt_free
-def _emit_grandchildren(out, pos, slot, child, nkids, kids, label, tag, word, coarse,
-                        v):  # type: ignore[no-untyped-def]
+def _emit_grandchildren(out, pos, slot, child, nkids, kids, label, tag, word, coarse, v):  # type: ignore[no-untyped-def]
     count = nkids[child]
     pos = _emit_item(out, pos, slot, kids[child, 0] if count > 0 else -1, label, tag, word, coarse, v)
     return _emit_item(out, pos, slot + 1, kids[child, count - 1] if count > 0 else -1, label, tag, word,
@@ -474,8 +472,7 @@ def _is_punctuation(tag_symbol: int, punctuation: np.ndarray) -> bool:
 
 
 @nrt_free
-def _emit_punctuation(out, pos, frontier, first, end, start, end_, tag, nkids, punctuation, counts,
-                      v):  # type: ignore[no-untyped-def]
+def _emit_punctuation(out, pos, frontier, first, end, start, end_, tag, nkids, punctuation, counts, v):  # type: ignore[no-untyped-def]
     """How many of the span's words, and how many of its children, are punctuation (bucketed). The
     exists-terminal template says which punctuation a span holds; only a count tells one comma from the
     three of a list or the two around an apposition."""
@@ -504,8 +501,7 @@ def _emit_terminal(out: np.ndarray, pos: int, slot: int, leaf: int, tag: np.ndar
 
 
 @nrt_free
-def _emit_span_edges(out, pos, frontier, first, end, context, start, end_, tag, word, coarse,
-                     v):  # type: ignore[no-untyped-def]
+def _emit_span_edges(out, pos, frontier, first, end, context, start, end_, tag, word, coarse, v):  # type: ignore[no-untyped-def]
     """The span's first and last terminal, and the terminals just before and after it. The outside ones
     are read from the nearest context items, so they need context >= 1: a window (and so the search's
     cache) holds nothing beyond its context items."""
@@ -727,8 +723,7 @@ def state_examples(frontier: np.ndarray, correct: np.ndarray, items: ItemArrays,
 
 
 @njit(cache=True, nogil=True)
-def _state_examples(frontier, correct, items, rules, heads, space, rows, lookup,
-                    cache,  # type: ignore[no-untyped-def]
+def _state_examples(frontier, correct, items, rules, heads, space, rows, lookup, cache,  # type: ignore[no-untyped-def]
                     out):
     """:func:`state_examples` on its records as plain tuples (``rules`` without ``heads``)."""
     items, space, cache = ItemArrays(*items), FeatureTable(*space), WindowArrays(*cache)
@@ -1072,8 +1067,7 @@ def score_state(frontier: np.ndarray, items: ItemArrays, rules: CandidateSpec, s
 
 
 @njit(cache=True, nogil=True)
-def _score_state(frontier, items, rules, heads, space, trees, leaves, lookup, cache,
-                 out):  # type: ignore[no-untyped-def]
+def _score_state(frontier, items, rules, heads, space, trees, leaves, lookup, cache, out):  # type: ignore[no-untyped-def]
     """:func:`score_state` on its records as plain tuples (``rules`` without ``heads``)."""
     items, space, trees = ItemArrays(*items), FeatureTable(*space), TreeArrays(*trees)
     leaves = LeafMasks(*leaves)
@@ -1184,8 +1178,7 @@ def greedy_steps(frontier: np.ndarray, size: int, steps: np.ndarray, confidences
 
 
 @njit(cache=True, nogil=True)
-def _greedy_steps(frontier, size, steps, confidences, taken, max_steps, items, rules, heads,
-                  space,  # type: ignore[no-untyped-def]
+def _greedy_steps(frontier, size, steps, confidences, taken, max_steps, items, rules, heads, space,  # type: ignore[no-untyped-def]
                   trees, leaves, lookup, cache, out):
     """:func:`greedy_steps` on its records as plain tuples (``rules`` without ``heads``)."""
     item_arrays, rule_record = ItemArrays(*items), CandidateSpec(*rules, HeadRules(*heads))
@@ -1543,8 +1536,7 @@ def best_first_steps(size: int, agenda: AgendaArrays, intern: Dict, seen: Dict, 
 
 
 @njit(cache=True, nogil=True)
-def _best_first_steps(size, agenda, intern, seen, items, rules, heads, space, trees, leaves, lookup,
-                      cache,  # type: ignore[no-untyped-def]
+def _best_first_steps(size, agenda, intern, seen, items, rules, heads, space, trees, leaves, lookup, cache,  # type: ignore[no-untyped-def]
                       out):
     """:func:`best_first_steps` on its records as plain tuples (``rules`` without ``heads``)."""
     search, item_arrays = AgendaArrays(*agenda), ItemArrays(*items)

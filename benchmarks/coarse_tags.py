@@ -36,11 +36,11 @@ import sys
 from pathlib import Path
 
 from clparse.atomic_write import write_whole
+from clparse.calibrate.run import put_gold_tags
 from clparse.preprocess import sentence_length
 from clparse.read import read_trees
 from clparse.read.ptb import format_tree
 from clparse.read.tree import Tree
-from clparse.tag.jackknife import retag
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tagging import GUM, gold_tags, run_clparse, score, write_dev  # noqa: E402
@@ -83,8 +83,9 @@ def with_gold_tags(parsed: Path, gold_trees: list[Tree]) -> Path:
         trees = list(read_trees(parsed))
         if len(trees) != len(gold_trees):
             raise SystemExit(f"{parsed}: {len(trees)} parses for {len(gold_trees)} sentences")
-        write_text(scored, "".join(format_tree(retag(t, [tag for _, tag in g])) + "\n"
-                                   for t, g in zip(trees, gold_tags(gold_trees))))
+        for tree, tagged in zip(trees, gold_tags(gold_trees)):
+            put_gold_tags(tree, tagged)
+        write_text(scored, "".join(format_tree(t) + "\n" for t in trees))
     return scored
 
 

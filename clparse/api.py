@@ -900,8 +900,9 @@ def count_input(files: Sequence[str], input_format: str = "tokens") -> int | Non
     return count_sentences(files, input_format)
 
 
-def tag(db: PathLike, files: Sequence[str] = ("-",)) -> Iterator[list[tuple[str, str]]]:
-    """Tag tokenized text with the run's stored tagger: one sentence per line in, (word, tag) pairs out.
+def tag(db: PathLike, files: Sequence[str] = ("-",), warn: Echo = _quiet) -> Iterator[list[tuple[str, str]]]:
+    """Tag tokenized text with the run's stored tagger: one sentence per line in, (word, tag) pairs out
+    (``warn`` is told of a file that looks like running text, once).
     Parentheses are spelled -LRB- / -RRB- first, as ``parse`` and the treebank spell them (the tagger
     learnt them so: a raw ``(`` was tagged as a word). A combination's database tags with its lead
     member's tagger, as ``parse`` tags untagged input for it."""
@@ -910,7 +911,7 @@ def tag(db: PathLike, files: Sequence[str] = ("-",)) -> Iterator[list[tuple[str,
 
     files = _input_files(files)
     tagger = _tagger(db)
-    for sentence in read_sentences(files, "tokens"):
+    for sentence in read_sentences(files, "tokens", warn):
         words = [escape_brackets(str(w)) for w in sentence]
         yield list(zip(words, tagger.tag(words))) if words else []
 

@@ -53,7 +53,10 @@ def _cluster(ctx: click.Context, param: click.Parameter, address: str | None) ->
 @click.option("--input-format", type=click.Choice(["tokens", "tagged", "ptb", "text"]), default="tokens",
               show_default=True, help="Lines of tokens (tagged by the stored tagger), lines of word/TAG, "
                                       "PTB trees (their gold tags are used), or running text (split into "
-                                      "sentences and tokens; needs pip install 'clparse[text]').")
+                                      "sentences and tokens; needs pip install 'clparse[text]'). Tokens "
+                                      "is the default so that output line n is always input line n's "
+                                      "parse, as EVALB pairs them; a file of running text given as tokens "
+                                      "gets a warning naming its first such line.")
 @click.option("--max-words", type=click.IntRange(min=0), default=0, show_default=True,
               help="Sentences of more tokens (punctuation counted) get a flat tree and a warning; 0: no "
                    "limit (the pop cap keeps a long sentence's search bounded: 800 tokens in about 7 s).")
@@ -232,8 +235,9 @@ def tag_command(db: Path, files: tuple[str, ...], gold: tuple[Path, ...], top: i
     """Tag tokenized text with the run's stored POS tagger: one sentence per line in, word/TAG out.
 
     Reads FILES (or stdin, or -) one sentence per line, tokens separated by spaces; writes the same
-    lines with each token as word/TAG (an empty line stays empty). With --eval GOLD, tags the words of
-    the gold trees instead and compares.
+    lines with each token as word/TAG (an empty line stays empty). Running text is not split here (a
+    file that looks like it gets a warning): parse --input-format text splits it. With --eval GOLD, tags
+    the words of the gold trees instead and compares.
 
     \b
     echo "The dog barked ." | clparse tag --db db/quickstart.sqlite
@@ -261,5 +265,8 @@ def tag_command(db: Path, files: tuple[str, ...], gold: tuple[Path, ...], top: i
         # which a redirect kept as if they were the output (stdin and pipes can be read only once)
         api.count_input(list(files), "tokens")
     stdout = click.open_file("-", "w", encoding="utf-8")  # a standard stream: never closed
-    for tagged in api.tag(db, files or ("-",)):
+    def warn(message: str) -> None:
+        click.echo(f"warning: {one_line(message)}", err=True)
+
+    for tagged in api.tag(db, files or ("-",), warn):
         click.echo(" ".join(f"{w}/{t}" for w, t in tagged), file=stdout)

@@ -51,6 +51,9 @@ def clparse(*args: str | Path, stdin: str | None = None) -> subprocess.Completed
     ("1,000 people , 3.5 %", None),           # a comma inside a number
     ("?! ...", None),                         # punctuation alone
     ("etc. and so on", None),                 # a period before a lower-case word
+    ("The dog barked.", 2),                   # the sentence's period on its last word
+    ("and so on etc.", None),                 # treebanks keep the period in "etc." at the end
+    ("He met Mr.", None),                     # a capital's period: an abbreviation, maybe
 ])
 def test_hand_worked_lines(line: str, flagged: int | None) -> None:
     assert running_text_token(line.split()) == flagged

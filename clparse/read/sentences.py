@@ -15,11 +15,13 @@ FORMATS = ("tokens", "tagged", "ptb", "text")
 Sentence = list[str] | list[tuple[str, str]]
 
 # Running text given as tokens: punctuation glued to a word ("dog," "(D.C.)" "\"It"), an unsplit "n't",
-# or a lower-case word with a period before a capital ("barked. It"). Treebank tokens almost never look
-# so (3 of GUM's 11,799 sentences: "Yahoo!" and the like); 80 % of GUM dev's lines as running text do.
+# or a lower-case word with the sentence's period on it, before a capital or at the end ("barked. It",
+# "barked."). Treebank tokens almost never look so (4 of GUM's 11,799 sentences: "Yahoo!", "refrig." and
+# the like); 80 % of GUM dev's lines as running text do (benchmarks/running_text_warning.py).
 _GLUED = re.compile(r"""^[("\u201c\[]+[^\W_]|[^\W_][,;!?)"\u201d\]]+['"\u201d\u2019)]*$|[^\W_]n't$""",
                     re.IGNORECASE)
-_SENTENCE_END = re.compile(r"^[a-z]{3,}\.$")
+_SENTENCE_END = re.compile(r"^[a-z]{3,}[.!?]$")
+_ENDING_ABBREVIATIONS = {"etc."}  # treebanks keep the sentence's period in it: "... and so on etc."
 
 
 def read_sentences(names: Iterable[str], fmt: str, warn: Callable[[str], object] = lambda _: None,
@@ -95,7 +97,8 @@ def running_text_token(tokens: list[str]) -> int | None:
     for index, token in enumerate(tokens):
         if len(token) > 1 and _GLUED.search(token):
             return index
-        if index + 1 < len(tokens) and _SENTENCE_END.match(token) and tokens[index + 1][:1].isupper():
+        if _SENTENCE_END.match(token) and token not in _ENDING_ABBREVIATIONS and (
+                index + 1 == len(tokens) or tokens[index + 1][:1].isupper()):
             return index
     return None
 

@@ -44,9 +44,11 @@ class Cost:
 
 
 def scores(gold: Tree, test: Tree, index: int, params: EvalbParams) -> tuple[int, int, int]:
+    """(matched, gold, test) brackets of one sentence; both parses carry the gold tags, so EVALB scores every
+    one (a sentence it would skip stops the script rather than count as nothing on one side only)."""
     result = evaluate_sentence(index, gold, test, params)
     if result.status != "ok":
-        return 0, 0, 0
+        raise SystemExit(f"sentence {index}: EVALB status {result.status} ({result.message})")
     return result.matched, result.gold_brackets, result.test_brackets
 
 
@@ -87,10 +89,12 @@ def costs(gold: list[Tree], with_gold_tags: list[Tree],
 
 def kind(confusion: str) -> str:
     """Which of three kinds a confusion is: a verb taken for another class or the other way round, a swap
-    inside one universal coarse class (NN for NNP, VBD for VBN), or any other."""
+    inside one class of the coarse-tags template (NN for NNP, VBD for VBN: ``COARSE_TAGS``, the universal
+    tag set's classes of two tags or more; IN, CD and punctuation have none, so ``, -> :`` is "across"), or
+    any other."""
     gold, tagged = (COARSE_TAGS.get(tag, tag) for tag in confusion.split(" -> "))
     if gold == tagged:
-        return "inside a coarse class"
+        return "inside a coarse-tags class"
     if "<VERB>" in (gold, tagged):
         return "a verb <-> another class"
     return "across other classes"
@@ -146,8 +150,8 @@ def main() -> None:
           f"{sum(share(c) for c in rest):+.3f} | |")
     print("\n| kind | errors | F1 cost | per 100 errors |\n|---|---|---|---|")
     for name, group in sorted(kinds.items(), key=lambda item: sum(share(c) for c in item[1])):
-        errors, cost = sum(c.errors for c in group), sum(share(c) for c in group)
-        print(f"| {name} | {errors} | {cost:+.3f} | {100 * cost / errors:+.2f} |")
+        errors, lost = sum(c.errors for c in group), sum(share(c) for c in group)
+        print(f"| {name} | {errors} | {lost:+.3f} | {100 * lost / errors:+.2f} |")
 
 
 if __name__ == "__main__":

@@ -51,3 +51,8 @@ class ParameterError(ConfigurationError):
 
 class BracketError(ClparseError):
     """Known brackets to parse under that no tree can keep, or that do not fit the sentence."""
+
+
+class RunningTextWarning(UserWarning):
+    """A sentence given as a string of tokens looks like running text (``"The dog barked."``): it is split
+    at spaces only, so the punctuation stays on the words; ``Parser.parse_text`` splits running text."""

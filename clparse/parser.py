@@ -25,17 +25,19 @@ import io
 import numbers
 import os
 import threading
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clparse.errors import ConfigurationError, DatabaseError, ParameterError
+from clparse.errors import ConfigurationError, DatabaseError, ParameterError, RunningTextWarning
 from clparse.features.numba_start import lean_cache_loads
 from clparse.features.state import leaf_items
 from clparse.output import ParsedTree, ParseResult, score_value  # ParseResult: re-exported, its old home
 from clparse.preprocess.pipeline import PreprocessConfig, preprocess_tagged
 from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG
+from clparse.read.sentences import running_text_token
 from clparse.read.tree import Tree, escape_brackets
 from clparse.rebuild.model import ParserModel, best_theta, load_model
 from clparse.search import aggregate as search_aggregate
@@ -50,6 +52,7 @@ from clparse.tag.choice import FEATURES, TagChooser, theta_key
 
 if TYPE_CHECKING:  # the tagger's modules read the database through SQLAlchemy: imported when a tagger is
     from clparse.tag.stored import PosTagger
+    from types import FrameType
 
 
 lean_cache_loads()  # before the first compiled call: cached kernels load without numba's compiler registries
@@ -126,12 +129,30 @@ def text_sentences(lines: Iterable[str]) -> Iterator[SourceSentence]:
                              tuple(joined[s - base:e - base] for s, e in sentence.spans))
 
 
+def _outside_clparse() -> int:
+    """The stack level of the first caller outside this package: a warning names the user's line."""
+    import sys
+
+    package = os.path.dirname(__file__) + os.sep  # not a user's clparse_demo.py beside the package
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _tokens(sentence: Sentence) -> list[Any]:
     """A sentence's tokens, all words (strings) or all (word, tag) pairs: a string is split on whitespace,
     and a pair may be a list (as JSON gives it). Anything else is one ParameterError naming the token (an
     AttributeError or an unpacking ValueError came from deep inside before)."""
     if isinstance(sentence, str):
-        return sentence.split()
+        split: list[str] = sentence.split()
+        if running_text_token(split) is not None:  # as parse warns of such a file
+            # one text for every sentence, so Python's filter shows it once a calling line, not per sentence
+            warnings.warn("a sentence given as a string looks like running text (punctuation on a word, as "
+                          "in 'barked.'): a string is split at spaces into treebank tokens; for running "
+                          "text, Parser.parse_text", RunningTextWarning, stacklevel=_outside_clparse())
+        return split
     if sentence is None:  # taken as an empty sentence, as it always was
         return []
     if isinstance(sentence, (bytes, bytearray)):

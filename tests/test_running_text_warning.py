@@ -8,8 +8,10 @@ warning naming file, line and token; the trees are the same bytes as before.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,7 @@ from hypothesis import strategies as st
 
 from clparse.data import sample_path
 from clparse.read import read_trees
-from clparse.read.sentences import read_sentences, running_text_token
+from clparse.read.sentences import glued_punctuation, read_sentences, running_text_token
 
 BIN = Path(sys.executable).parent
 ENV = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
@@ -90,9 +92,6 @@ def test_reading_warns_once_a_file_with_its_first_such_line(tmp_path: Path) -> N
     assert sentences == [["The", "dog", "barked", "."], ["Hello,", "world"], ["Bye,", "now"],
                          ["The", "dog", "barked", "."]]
     assert len(said) == 1 and said[0].startswith(f"{first}:2: token 1 'Hello,' looks like running text")
-    said.clear()
-    list(read_sentences([str(first)], "text", said.append))  # running text read as text: nothing to say
-    assert said == []
 
 
 def test_parse_and_tag_warn_once_and_write_the_same_trees(trained_db: Path, tmp_path: Path) -> None:
@@ -102,8 +101,8 @@ def test_parse_and_tag_warn_once_and_write_the_same_trees(trained_db: Path, tmp_
     for command in (parse, [*parse, "--jobs", "2"], ["tag", "--db", trained_db]):
         done = clparse(*command, text)
         assert done.returncode == 0, done.stderr
-        warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
-        assert warnings == [WARNING.format(name=text)], done.stderr
+        told = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
+        assert told == [WARNING.format(name=text)], done.stderr
         assert len(done.stdout.splitlines()) == 3  # still one output line per input line
         piped = clparse(*command, stdin=PARAGRAPH)
         assert piped.stdout == done.stdout
@@ -111,3 +110,60 @@ def test_parse_and_tag_warn_once_and_write_the_same_trees(trained_db: Path, tmp_
             [WARNING.format(name="-")]
     tokens = clparse(*parse, stdin="The dog barked .\nHe said so .\n")
     assert tokens.returncode == 0 and "warning" not in tokens.stderr
+
+
+def test_parser_warns_of_a_string_that_looks_like_running_text_at_the_callers_line(trained_db: Path) -> None:
+    from clparse.errors import RunningTextWarning
+    from clparse.parser import Parser
+
+    parser = Parser.from_db(trained_db, theta=3, beam=1)
+    with pytest.warns(RunningTextWarning, match=r"looks like running text.*Parser\.parse_text") as caught:
+        glued = parser.parse("The dog barked.")
+    assert [w.filename for w in caught] == [__file__]  # the user's line, not clparse's
+    assert glued.tree.words() == ["The", "dog", "barked."]  # split at spaces, as before
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        parser.parse("The dog barked .")  # treebank tokens: nothing to say
+        parser.parse(["The", "dog", "barked."])  # a list is taken as the tokens it is
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("default")  # Python's own filter: once a calling line and text
+        list(parser.parse_many(["Hello, world", "Bye, now", "So long, then"]))
+    assert [w.category for w in seen] == [RunningTextWarning]  # one for the document, not one a sentence
+
+
+# The test as first written, a regular expression: an oracle on short tokens (on long runs of ")" it
+# backtracked for seconds, which the string methods do not).
+GLUED_AS_FIRST_WRITTEN = re.compile(
+    r"""^[("\u201c\[]+[^\W_]|[^\W_][,;!?)"\u201d\]]+['"\u201d\u2019)]*$|[^\W_]n't$""", re.IGNORECASE)
+
+
+@given(st.text(alphabet="aZ9_é(\"\u201c[,;!?)\u201d]'\u2019.nNtT-", min_size=1, max_size=10))
+def test_glued_punctuation_is_the_expression_it_replaced(token: str) -> None:
+    assert glued_punctuation(token) == (len(token) > 1 and GLUED_AS_FIRST_WRITTEN.search(token) is not None)
+
+
+def test_a_long_token_is_quoted_short_in_the_warning(tmp_path: Path) -> None:
+    source = tmp_path / "long.txt"
+    source.write_text("a" + ")" * 5000 + "b word,\n", encoding="utf-8")
+    said: list[str] = []
+    list(read_sentences([str(source)], "tokens", said.append))
+    assert len(said) == 1 and "token 2 'word,'" in said[0]
+    source.write_text("(" + "x" * 5000 + "\n", encoding="utf-8")
+    said.clear()
+    list(read_sentences([str(source)], "tokens", said.append))
+    assert len(said) == 1 and "'(" + "x" * 39 + "…'" in said[0] and "x" * 40 not in said[0]
+
+
+def test_option_names_are_not_rewritten_inside_the_users_quoted_text() -> None:
+    import click
+
+    from clparse.cli import main
+    from clparse.cli.core import with_options
+
+    ctx = click.Context(main.commands["parse"])
+    assert with_options("max_pops: too small; token 2 'max_words,' looks", ctx) == \
+        "--max-pops: too small; token 2 'max_words,' looks"
+    assert with_options("the run's max_pops and the user's max_words", ctx) == \
+        "the run's --max-pops and the user's --max-words"
+    assert with_options('token "don\'t max_words" and max_words', ctx) == \
+        'token "don\'t max_words" and --max-words'

@@ -147,16 +147,25 @@ def _is_sqlite_error(exc: BaseException) -> bool:
     return type(exc).__module__.split(".")[0] in ("apsw", "sqlalchemy")  # checked without importing either
 
 
+_QUOTED = re.compile(r"""((?<!\w)'(?:[^'\\\n]|\\.)*'(?!\w)|(?<!\w)"(?:[^"\\\n]|\\.)*"(?!\w))""")
+
+
 def with_options(text: str, ctx: click.Context | None = None) -> str:
     """A library message told in options: each parameter name of the running command (``max_pops``)
     becomes its option (``--max-pops``); only names with an underscore, which cannot be plain words."""
     ctx = ctx or click.get_current_context(silent=True)
     if ctx is None:
         return text
-    for param in ctx.command.params:
-        if isinstance(param, click.Option) and param.name and "_" in param.name:
-            text = re.sub(rf"\b{param.name}\b", param.opts[0], text)
-    return text
+    names = {param.name: param.opts[0] for param in ctx.command.params
+             if isinstance(param, click.Option) and param.name and "_" in param.name}
+    if not names:
+        return text
+    pattern = re.compile(rf"\b({'|'.join(map(re.escape, names))})\b")
+    # a quoted value, as repr() quotes it, is the user's own text ('max_words,' a token of the input): left
+    # as it is (an apostrophe inside a word, the run's, opens no quote)
+    parts = _QUOTED.split(text)
+    return "".join(part if index % 2 else pattern.sub(lambda m: names[m.group(1)], part)
+                   for index, part in enumerate(parts))
 
 
 class Command(click.Command):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import IO
@@ -17,14 +16,17 @@ Sentence = list[str] | list[tuple[str, str]]
 # Running text given as tokens: punctuation glued to a word ("dog," "(D.C.)" "\"It"), an unsplit "n't",
 # or a lower-case word with the sentence's period on it, before a capital or at the end ("barked. It",
 # "barked."). Treebank tokens almost never look so (4 of GUM's 11,799 sentences: "Yahoo!", "refrig." and
-# the like); 80 % of GUM dev's lines as running text do (benchmarks/running_text_warning.py).
-_GLUED = re.compile(r"""^[("\u201c\[]+[^\W_]|[^\W_][,;!?)"\u201d\]]+['"\u201d\u2019)]*$|[^\W_]n't$""",
-                    re.IGNORECASE)
-_SENTENCE_END = re.compile(r"^[a-z]{3,}[.!?]$")
+# the like); 80 % of GUM dev's lines as running text do (benchmarks/running_text_warning.py). Tested by
+# string methods, not a regular expression: one over the glued punctuation backtracked on a long run of
+# ")" and took seconds on one token.
+_OPENERS = '("\u201c['  # before a word: ( " “ [
+_GLUED_AFTER = ',;!?)"\u201d]'  # right after a word: , ; ! ? ) " ” ]
+_CLOSING = '\'"\u201d\u2019)'  # and after those, closing quotes and brackets: ' " ” ’ )
 _ENDING_ABBREVIATIONS = {"etc."}  # treebanks keep the sentence's period in it: "... and so on etc."
+_SHOWN = 40  # characters of a token a warning quotes
 
 
-def read_sentences(names: Iterable[str], fmt: str, warn: Callable[[str], object] = lambda _: None,
+def read_sentences(names: Iterable[str], fmt: str, warn: Callable[[str], object] | None = None,
                    known_tags: Collection[str] | None = None) -> Iterator[Sentence]:
     """Sentences from files (``-`` is stdin): token lists (``tokens``) or (word, tag) lists.
 
@@ -41,9 +43,11 @@ def read_sentences(names: Iterable[str], fmt: str, warn: Callable[[str], object]
     """
     if fmt not in FORMATS:
         raise ClparseError(f"unknown input format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    told = warn is None  # nobody to tell: no line is looked at for running text
+    warn = warn or (lambda _: None)
     unknown: set[str] = set()
     for name in names:
-        untold = True  # one warning a file that looks like running text
+        untold = not told  # one warning a file that looks like running text
         if fmt == "ptb":
             # A childless tree, ``()`` or ``(ROOT)``, is an empty sentence: that is what parse writes for an
             # empty line, so its own output reads back, one sentence per tree as before.
@@ -67,7 +71,8 @@ def read_sentences(names: Iterable[str], fmt: str, warn: Callable[[str], object]
             elif fmt == "tokens":
                 if untold and (glued := running_text_token(tokens)) is not None:
                     untold = False
-                    warn(f"{name}:{number}: token {glued + 1} {tokens[glued]!r} looks like running text "
+                    shown = tokens[glued] if len(tokens[glued]) <= _SHOWN else tokens[glued][:_SHOWN] + "…"
+                    warn(f"{name}:{number}: token {glued + 1} {shown!r} looks like running text "
                          "(punctuation on a word); tokens input reads each line as one sentence split at "
                          "spaces: for running text, clparse parse --input-format text (warned once a file)")
                 yield tokens
@@ -95,12 +100,37 @@ def running_text_token(tokens: list[str]) -> int | None:
     """The index of the first token that says the line is running text rather than treebank tokens, if
     any: a reader of tokens warns with it, as the line's words are then parsed with the punctuation on."""
     for index, token in enumerate(tokens):
-        if len(token) > 1 and _GLUED.search(token):
+        if glued_punctuation(token):
             return index
-        if _SENTENCE_END.match(token) and token not in _ENDING_ABBREVIATIONS and (
-                index + 1 == len(tokens) or tokens[index + 1][:1].isupper()):
+        if sentence_period(token) and (index + 1 == len(tokens) or tokens[index + 1][:1].isupper()):
             return index
     return None
+
+
+def glued_punctuation(token: str) -> bool:
+    """Whether punctuation is glued to a word in ``token``: an opening bracket or quote before a letter or
+    digit (``(D.C.)`` ``"It``), a comma, semicolon, ``!``, ``?``, closing bracket or quote right after one
+    (``dog,`` ``easy,"`` ``Yahoo!``), or an ``n't`` not split off (``didn't``). Time linear in its length."""
+    if len(token) < 2:
+        return False
+    head = token.lstrip(_OPENERS)
+    if len(head) < len(token) and head[:1].isalnum():
+        return True
+    core = token.rstrip(_GLUED_AFTER + _CLOSING)
+    if core and core[-1].isalnum() and len(core) < len(token):
+        tail = token[len(core):]
+        run = len(tail) - len(tail.lstrip(_GLUED_AFTER))  # the glued marks, then only closing ones
+        if run and all(c in _CLOSING for c in tail[run:]):
+            return True
+    return len(token) > 3 and token[-3:].lower() == "n't" and token[-4].isalnum()
+
+
+def sentence_period(token: str) -> bool:
+    """Whether ``token`` is a lower-case word of three letters or more with a sentence's ``.``, ``?`` or ``!``
+    on it (``barked.``), which treebank tokens split off (but ``etc.``)."""
+    word = token[:-1]
+    return (token[-1:] in (".", "?", "!") and len(word) >= 3 and word.isalpha() and word.islower()
+            and token not in _ENDING_ABBREVIATIONS)
 
 
 def count_sentences(names: Iterable[str], fmt: str) -> int:

@@ -43,11 +43,11 @@ def read_sentences(names: Iterable[str], fmt: str, warn: Callable[[str], object]
     """
     if fmt not in FORMATS:
         raise ClparseError(f"unknown input format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    told = warn is None  # nobody to tell: no line is looked at for running text
+    silent = warn is None  # nobody to tell: no line is looked at for running text
     warn = warn or (lambda _: None)
     unknown: set[str] = set()
     for name in names:
-        untold = not told  # one warning a file that looks like running text
+        untold = not silent  # one warning a file that looks like running text
         if fmt == "ptb":
             # A childless tree, ``()`` or ``(ROOT)``, is an empty sentence: that is what parse writes for an
             # empty line, so its own output reads back, one sentence per tree as before.

@@ -27,6 +27,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 from clparse.read import read_trees  # noqa: E402
 from clparse.read.sentences import running_text_token  # noqa: E402
+from tagging import gold_tags  # noqa: E402
 from text_input import build_gold  # noqa: E402
 
 
@@ -37,7 +38,7 @@ def treebank_alarms(directories: list[str]) -> tuple[int, Counter[str]]:
     for directory in directories:
         for path in sorted(glob.glob(os.path.join(directory, "*.ptb"))):
             for tree in read_trees(path):
-                words = [w for w, t in tree.tagged_words() if t != "-NONE-"]
+                words = [w for w, _ in gold_tags([tree])[0]]
                 sentences += 1
                 index = running_text_token(words)
                 if index is not None:

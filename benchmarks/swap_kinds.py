@@ -27,24 +27,19 @@ from clparse.calibrate.run import dev_trees  # noqa: E402
 from clparse.calibrate.tag_chooser import DevSentence, parse_taggings  # noqa: E402
 from clparse.evaluate import EvalbParams, evaluate  # noqa: E402
 from clparse.evaluate.significance import compare  # noqa: E402
-from clparse.features.space import COARSE_TAGS  # noqa: E402
 from clparse.parser import Parser, rule_pick  # noqa: E402
 from clparse.preprocess.pipeline import sentence_length  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(__file__))
+from tag_error_cost import INSIDE, VERB, kind  # noqa: E402
 
 Kind = Callable[[str, str], bool]
 
 
-def crosses_verbs(best: str, other: str) -> bool:
-    return (COARSE_TAGS.get(best) == "<VERB>") != (COARSE_TAGS.get(other) == "<VERB>")
-
-
-def crosses_classes(best: str, other: str) -> bool:
-    return COARSE_TAGS.get(best, best) != COARSE_TAGS.get(other, other)
-
-
+# the kinds of benchmarks/tag_error_cost.py, whose costs suggested trying them alone
 KINDS: dict[str, Kind] = {"every swap": lambda best, other: True,
-                          "verb-boundary swaps only": crosses_verbs,
-                          "cross-class swaps only": crosses_classes}
+                          "verb-boundary swaps only": lambda best, other: kind(best, other) == VERB,
+                          "cross-class swaps only": lambda best, other: kind(best, other) != INSIDE}
 
 
 def swapped(sentence: DevSentence, option: int) -> tuple[str, str]:
@@ -84,9 +79,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     short = [i for i, tree in enumerate(gold) if sentence_length(tree) <= 15]
     rows = {"the best tagging alone": [0] * len(sentences)}
     for first in sorted({3, args.alternatives}):
-        for name, kind in KINDS.items():
+        for name, keep in KINDS.items():
             rows[f"rule over the first {first} alternatives, {name}"] = [
-                kept_pick(s, first, kind, args.aggregator) for s in sentences]
+                kept_pick(s, first, keep, args.aggregator) for s in sentences]
     print("| taggings the rule picks among | F1 | F1 <= 15 words | sentences not on the best tagging |")
     print("|---|---|---|---|")
     evaluations = {}

@@ -32,6 +32,9 @@ from clparse.evaluate.files import read_parses  # noqa: E402
 from clparse.features.space import COARSE_TAGS  # noqa: E402
 from clparse.read.tree import Tree  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(__file__))
+from tagging import gold_tags  # noqa: E402
+
 
 @dataclass
 class Cost:
@@ -58,7 +61,7 @@ def costs(gold: list[Tree], with_gold_tags: list[Tree],
     per: dict[str, Cost] = defaultdict(Cost)
     totals = Counter[str]()
     for index, (g, a, b) in enumerate(zip(gold, with_gold_tags, tagged, strict=True), 1):
-        gold_tagged = [(w, t) for w, t in g.tagged_words() if t != "-NONE-"]
+        gold_tagged = gold_tags([g])[0]
         tags = [leaf.label for leaf in b.preterminals()]
         if len(tags) != len(gold_tagged):
             raise SystemExit(f"sentence {index}: {len(tags)} leaves against {len(gold_tagged)} gold words")
@@ -87,17 +90,26 @@ def costs(gold: list[Tree], with_gold_tags: list[Tree],
     return per, dict(totals)
 
 
-def kind(confusion: str) -> str:
-    """Which of three kinds a confusion is: a verb taken for another class or the other way round, a swap
-    inside one class of the coarse-tags template (NN for NNP, VBD for VBN: ``COARSE_TAGS``, the universal
-    tag set's classes of two tags or more; IN, CD and punctuation have none, so ``, -> :`` is "across"), or
-    any other."""
-    gold, tagged = (COARSE_TAGS.get(tag, tag) for tag in confusion.split(" -> "))
-    if gold == tagged:
-        return "inside a coarse-tags class"
-    if "<VERB>" in (gold, tagged):
-        return "a verb <-> another class"
-    return "across other classes"
+INSIDE, VERB, ACROSS = "inside a coarse-tags class", "a verb <-> another class", "across other classes"
+
+
+def kind(gold: str, tagged: str) -> str:
+    """Which of three kinds a confusion of two tags is: a verb taken for another class or the other way
+    round, a swap inside one class of the coarse-tags template (NN for NNP, VBD for VBN: ``COARSE_TAGS``, the
+    universal tag set's classes of two tags or more; IN, CD and punctuation have none, so ``, -> :`` is
+    "across"), or any other."""
+    gold_class, tagged_class = COARSE_TAGS.get(gold, gold), COARSE_TAGS.get(tagged, tagged)
+    if gold_class == tagged_class:
+        return INSIDE
+    if "<VERB>" in (gold_class, tagged_class):
+        return VERB
+    return ACROSS
+
+
+def confusion_kind(confusion: str) -> str:
+    """:func:`kind` of a ``gold -> tagged`` key."""
+    gold, tagged = confusion.split(" -> ")
+    return kind(gold, tagged)
 
 
 def f1(matched: float, gold: float, test: float) -> float:
@@ -121,7 +133,7 @@ def main() -> None:
         return 200.0 * cost.matched / (g + t) - 200.0 * m * cost.test / (g + t) ** 2
 
     ranked = sorted(per.items(), key=lambda item: share(item[1]))
-    rows = [{"confusion": key, "kind": kind(key), "errors": c.errors, "alone": c.alone,
+    rows = [{"confusion": key, "kind": confusion_kind(key), "errors": c.errors, "alone": c.alone,
              "parse_unchanged": c.unchanged, "f1": round(share(c), 3),
              "f1_per_100_errors": round(100 * share(c) / c.errors, 2),
              "examples": c.examples} for key, c in ranked]
@@ -145,7 +157,7 @@ def main() -> None:
     rest = [cost for _, cost in ranked[args.top:]]
     kinds: dict[str, list[Cost]] = defaultdict(list)
     for key, cost in per.items():
-        kinds[kind(key)].append(cost)
+        kinds[confusion_kind(key)].append(cost)
     print(f"| the other {len(rest)} confusions | {sum(c.errors for c in rest)} | | | "
           f"{sum(share(c) for c in rest):+.3f} | |")
     print("\n| kind | errors | F1 cost | per 100 errors |\n|---|---|---|---|")

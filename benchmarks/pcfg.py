@@ -138,12 +138,24 @@ def cky_parse(grammar: Grammar, tags: Sequence[str], words: Sequence[str] | None
     n = len(tags)
     if n == 0 or any(t not in grammar.tags for t in tags):
         return None
+    bottom, top = chart(grammar, [{grammar.index[tag]: 0.0} for tag in tags])
+    if top[0, n, grammar.root] == NEG:
+        return None
+    leaves = list(words) if words is not None else list(tags)
+    return debinarize(backtrace(grammar, bottom, top, 0, n, grammar.root, leaves))
+
+
+def chart(grammar: Grammar, candidates: Sequence[dict[int, float]]) -> tuple[np.ndarray, np.ndarray]:
+    """Viterbi CKY over a lattice: ``candidates[i]`` maps each tag symbol word i may take to its score (one
+    tag scoring 0 for a tagged sentence). Returns (bottom, top): the best score of every symbol over every
+    span before and after its unary chains; ``top[0, n, root]`` is the best parse's, tag scores included."""
+    n = len(candidates)
     size, unary, closure = grammar.size, grammar.unary, grammar.closure
-    # bottom[i, j]: best scores over span (i, j) before unary rules; top[i, j]: after the closure
     bottom = np.full((n + 1, n + 1, size), NEG)
     top = np.full((n + 1, n + 1, size), NEG)
-    for i, tag in enumerate(tags):
-        bottom[i, i + 1, grammar.index[tag]] = 0.0
+    for i, scores in enumerate(candidates):
+        for symbol, score in scores.items():
+            bottom[i, i + 1, symbol] = score
     for length in range(1, n + 1):
         starts = np.arange(n - length + 1)
         ends = starts + length
@@ -155,25 +167,22 @@ def cky_parse(grammar: Grammar, tags: Sequence[str], words: Sequence[str] | None
                       & (right.max(axis=(0, 1)) > NEG)[grammar.right])
             if usable.any():
                 chosen = np.flatnonzero(usable)
-                scores = (left[:, :, grammar.left[chosen]] + right[:, :, grammar.right[chosen]]).max(axis=1)
-                scores += grammar.logp[chosen]
+                scores_ = (left[:, :, grammar.left[chosen]] + right[:, :, grammar.right[chosen]]).max(axis=1)
+                scores_ += grammar.logp[chosen]
                 parents = grammar.parent[chosen]
                 first = np.flatnonzero(np.diff(parents, prepend=-1))
                 bottom[starts[:, None], ends[:, None], parents[first][None, :]] = np.maximum.reduceat(
-                    scores, first, axis=1)
+                    scores_, first, axis=1)
         cells = bottom[starts, ends]  # (cells, symbols)
         closed = cells.copy()
         active = np.flatnonzero(cells[:, unary].max(axis=0) > NEG)  # unary children present in some cell
         if len(active):
             closed[:, unary] = (closure[None, :, active] + cells[:, None, unary[active]]).max(axis=2)
         top[starts, ends] = closed
-    if top[0, n, grammar.root] == NEG:
-        return None
-    leaves = list(words) if words is not None else list(tags)
-    return debinarize(_backtrace(grammar, bottom, top, 0, n, grammar.root, leaves))
+    return bottom, top
 
 
-def _backtrace(grammar: Grammar, bottom: np.ndarray, top: np.ndarray, i: int, j: int, symbol: int,
+def backtrace(grammar: Grammar, bottom: np.ndarray, top: np.ndarray, i: int, j: int, symbol: int,
                words: list[str]) -> Tree:
     """Rebuild the best tree for ``symbol`` over (i, j) from the chart (argmaxes recomputed, not stored)."""
     chain = [symbol]
@@ -195,8 +204,8 @@ def _backtrace(grammar: Grammar, bottom: np.ndarray, top: np.ndarray, i: int, j:
         k, r = np.unravel_index(int(np.argmax(scores)), scores.shape)
         rule, split = int(rules[r]), int(ks[k])
         node = Tree(grammar.symbols[below], [
-            _backtrace(grammar, bottom, top, i, split, int(grammar.left[rule]), words),
-            _backtrace(grammar, bottom, top, split, j, int(grammar.right[rule]), words)])
+            backtrace(grammar, bottom, top, i, split, int(grammar.left[rule]), words),
+            backtrace(grammar, bottom, top, split, j, int(grammar.right[rule]), words)])
     for label in reversed(chain[:-1]):
         node = Tree(grammar.symbols[label], [node])
     return node

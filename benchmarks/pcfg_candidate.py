@@ -1,14 +1,17 @@
 """The PCFG's tagging (benchmarks/pcfg_tags.py --write) as one more tagging for parse's rule to pick from.
 
-Usage: python benchmarks/pcfg_candidate.py --db RUN.sqlite --tagged DIR/w-2.tagged [--theta 5] [--beam 100]
+Usage: python benchmarks/pcfg_candidate.py --db RUN.sqlite --tagged DIR/w-2.tagged [--tagged ...]
+                                          [--theta 5] [--beam 100] [--no-swaps]
 
 Every dev sentence stored in the database is parsed from each tagging ``parse`` tries (the best tagging
-and up to 3 swaps, :meth:`clparse.parser.Parser.tagging_parses`) and from the PCFG's tagging, if it is
+and up to 3 swaps, :meth:`clparse.parser.Parser.tagging_parses`) and from each PCFG tagging, if it is
 another. Rows (EVALB, gold tags put back on the leaves so every sentence counts, as
 benchmarks/tag_chooser.py scores): the best tagging alone; the search's rule over parse's taggings (what
-``parse`` does); the PCFG's tagging alone; the rule over parse's taggings and the PCFG's; gold tags. Then
-the paired shuffling test (``clparse compare``'s) of the last rule against parse's. Nothing is asserted;
-results in docs/tagger.md.
+``parse`` does); each PCFG tagging alone; the rule over parse's taggings and each PCFG tagging; the rule
+over each PCFG tagging and 3 swaps of it (chosen as parse chooses its swaps, around the PCFG's tagging;
+not with ``--no-swaps``); the rule over parse's taggings and every PCFG tagging (more than one given);
+gold tags. Then the paired shuffling test (``clparse compare``'s) of each row from the PCFG against
+parse's rule. Nothing is asserted; results in docs/tagger.md.
 """
 
 from __future__ import annotations
@@ -16,10 +19,12 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from clparse.calibrate.run import dev_trees, put_gold_tags
+from clparse.errors import ClparseError
 from clparse.evaluate import EvalbParams, evaluate
 from clparse.evaluate.significance import compare
 from clparse.parser import Parser, rule_pick
@@ -36,9 +41,14 @@ def main() -> None:
                     help="a PCFG tagging of every dev sentence; more than once: each is one more tagging")
     ap.add_argument("--theta", default="best")
     ap.add_argument("--beam", type=int, default=100)
+    ap.add_argument("--no-swaps", action="store_true",
+                    help="leave out the rows of each PCFG tagging with its swaps (3 more parses a sentence)")
     args = ap.parse_args()
     theta = args.theta if args.theta == "best" else float(args.theta)
-    parser = Parser.from_db(args.db, theta=theta, beam=args.beam, tag_chooser=False)
+    try:
+        parser = Parser.from_db(args.db, theta=theta, beam=args.beam, tag_chooser=False)
+    except ClparseError as exc:  # not calibrated, not a clparse database: one line, as clparse says it
+        raise SystemExit(f"error: {exc}") from None
     gold = dev_trees(args.db)
     files = [path.read_text(encoding="utf-8").splitlines() for path in args.tagged]
     for path, lines in zip(args.tagged, files):
@@ -48,7 +58,7 @@ def main() -> None:
     names = [f"{path.parent.name}/{path.stem}" for path in args.tagged]
     extra = [f"{name}'s tagging alone" for name in names]
     each = [f"the rule over parse's taggings and {name}'s" for name in names]
-    swaps = [f"the rule over {name}'s tagging and its swaps" for name in names]
+    swaps = [] if args.no_swaps else [f"the rule over {name}'s tagging and its swaps" for name in names]
     together = "the rule over parse's taggings and all of these" if len(names) > 1 else None
     names_in_order = ["the best tagging alone", RULE, *extra, *each, *swaps,
                       *([together] if together else []), "gold tags"]
@@ -62,8 +72,7 @@ def main() -> None:
         with_pcfg = list(options)
         alone, own, swapped = [], [], []
         words = [w for w, _ in gold_tagged]
-        table = parser.tagger.probabilities(words)  # type: ignore[union-attr]
-        labels = parser.tagger.labels()  # type: ignore[union-attr]
+        table, labels = probabilities(parser.tagger, words)
         for path, lines in zip(args.tagged, files):
             pcfg = [tuple(token.rsplit("/", 1)) for token in lines[n].split()]
             if [w for w, _ in pcfg] != [w for w, _ in gold_tagged]:
@@ -78,9 +87,10 @@ def main() -> None:
             alone.append(result)
             mine = [*options, (result, 0.0)]
             own.append(mine[rule_pick(mine, aggregator)][0])
-            around = [(result, 0.0)] + [(parser.parse_tagged(list(zip(words, tags))), 0.0)
-                                        for tags in swaps_of([t for _, t in pcfg], table, labels, 3)]
-            swapped.append(around[rule_pick(around, aggregator)][0])
+            if swaps:
+                around = [(result, 0.0)] + [(parser.parse_tagged(list(zip(words, tags))), 0.0)
+                                            for tags in swaps_of([t for _, t in pcfg], table, labels, 3)]
+                swapped.append(around[rule_pick(around, aggregator)][0])
         pick = rule_pick(with_pcfg, aggregator)
         picked += pick >= len(options)
         chosen = (options[0][0], options[rule_pick(options, aggregator)][0], *alone, *own, *swapped,
@@ -105,6 +115,15 @@ def main() -> None:
 
 
 RULE = "the search's rule (parse)"
+
+
+def probabilities(tagger: Any, words: list[str]) -> tuple[np.ndarray, list[str]]:
+    """The stored tagger's tag probabilities for each word (the CRF's marginals, or the CRF and net's),
+    and the tags in their column order."""
+    labels = list(tagger.labels())
+    if hasattr(tagger, "probabilities"):
+        return tagger.probabilities(words), labels
+    return np.array([[m[label] for label in labels] for m in tagger.marginals(words)]), labels
 
 
 def swaps_of(base: list[str], table: np.ndarray, labels: list[str], count: int) -> list[list[str]]:

@@ -9,14 +9,15 @@ structure (benchmarks/tag_error_cost.py). A PCFG over tags scores whole tag sequ
 can form; its Viterbi parse over a *lattice* of each word's likely tags (every tag the stored tagger gives
 at least ``--floor`` probability, at most ``--top`` of them) chooses a tagging by structure and tagger
 together: a word's tag t scores ``w * log p(t)`` at the chart's bottom (``w * log(p(t) / P(t))`` with
-``--prior``, P(t) the tag's share of GUM train's tags), the grammar's rules score the rest. ``w`` large
-gives back the tagger's own best tags; small lets the grammar overrule it.
+``--prior``, P(t) the tag's share of the preprocessed GUM train's tags), the grammar's rules score the
+rest. ``w`` large gives back the tagger's own best tags (with ``--prior``: the best p(t) / P(t), printed as
+the row "prior alone"); small lets the grammar overrule it.
 
 The grammar is benchmarks/pcfg.py's (NLTK's Markov order 1 binarization, unary chains joined), trained on
 GUM train preprocessed as clparse does, every length; ``--parent`` adds parent annotation to the phrase
 labels (vertical Markov order 2; tags stay as they are). Tokens clparse's preprocessing sets aside
-(punctuation, quotes, decided by the tagger's best tag) keep the tagger's tag; the rest are chosen from
-the lattice among non-punctuation tags.
+(quotes, and punctuation at a sentence's edges, decided by the tagger's best tag) keep the tagger's tag;
+the rest, punctuation inside the sentence too, are chosen from the lattice.
 
 Prints, for every ``w``: tag accuracy on all tokens of the dev sentences stored in the database, and
 errors split as benchmarks/tag_error_cost.py splits them (a verb taken for another class or the reverse,
@@ -28,6 +29,7 @@ results in docs/tagger.md.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import sys
 import time
@@ -80,11 +82,17 @@ def lattice_viterbi(grammar: Grammar, candidates: Sequence[dict[int, float]]) ->
     return [grammar.index[tag] for tag in tree.tags()]
 
 
+def tagged_score(grammar: Grammar, tags: Sequence[int]) -> float:
+    """The best parse's log probability for a tag sequence (NEG if none)."""
+    return float(chart(grammar, [{t: 0.0} for t in tags])[1][0, len(tags), grammar.root])
+
+
 def check_lattice(grammar: Grammar, trials: int, seed: int = 1) -> int:
-    """Brute force against :func:`lattice_viterbi` on ``trials`` random lattices of 1 to 6 words with 1 to 3
-    tags a word: the best score over every combination of one tag a word (each scored as a one-tag lattice)
-    must equal the lattice's, and the tags read back must score that much. Returns how many lattices had a
-    parse; raises AssertionError on a difference."""
+    """Brute force against :func:`chart` over a lattice and :func:`lattice_viterbi` on ``trials`` random
+    lattices of 1 to 6 words with 1 to 3 tags a word: the best, over every combination of one tag a word,
+    of the tagged sentence's Viterbi score (its tags scoring 0, as benchmarks/pcfg.py parses gold tags) plus
+    its tags' scores must equal the lattice's best score, and the tags read back must be offered ones that
+    score that much. Returns how many lattices had a parse; raises AssertionError on a difference."""
     import itertools
     import random
 
@@ -96,7 +104,7 @@ def check_lattice(grammar: Grammar, trials: int, seed: int = 1) -> int:
         lattice = [{grammar.index[t]: -3 * rng.random() for t in rng.sample(tags, rng.randint(1, 3))}
                    for _ in range(n)]
         best = chart(grammar, lattice)[1][0, n, grammar.root]
-        brute = max(chart(grammar, [{s: v} for s, v in combo])[1][0, n, grammar.root]
+        brute = max(tagged_score(grammar, [s for s, _ in combo]) + sum(v for _, v in combo)
                     for combo in itertools.product(*[list(c.items()) for c in lattice]))
         assert best == brute or np.isclose(best, brute), f"lattice {trial}: {best} against {brute}"
         chosen = lattice_viterbi(grammar, lattice)
@@ -105,15 +113,29 @@ def check_lattice(grammar: Grammar, trials: int, seed: int = 1) -> int:
             continue
         offered = all(s in lattice[i] for i, s in enumerate(chosen))
         assert offered, f"lattice {trial}: a tag read back that was not offered"
-        again = chart(grammar, [{s: lattice[i][s]} for i, s in enumerate(chosen)])[1][0, n, grammar.root]
+        again = tagged_score(grammar, chosen) + sum(lattice[i][s] for i, s in enumerate(chosen))
         assert np.isclose(again, best), f"lattice {trial}: the tags read back score {again}, not {best}"
         parsed += 1
     return parsed
 
 
 def allowed(tag: str) -> bool:
-    """A tag the lattice may hold: one the grammar knows, and not one preprocessing sets aside."""
-    return _GRAMMAR is not None and tag in _GRAMMAR.tags and tag not in PUNCTUATION_TAGS
+    """A tag the lattice may hold: one the grammar knows (punctuation inside a sentence is in its trees)."""
+    return _GRAMMAR is not None and tag in _GRAMMAR.tags
+
+
+def prior_alone(best: list[str], rows: list[np.ndarray], kept: list[int], floor: float, top_k: int
+                ) -> list[str]:
+    """What ``--prior`` does without the grammar: at each kept position the offered tag with the best
+    log(p(t) / P(t)) (the limit of a large w)."""
+    tags = list(best)
+    for i in kept:
+        order = np.argsort(-rows[i])[:top_k]
+        offered = [k for k in order if rows[i][k] >= floor and allowed(LABELS[k])]
+        if offered:
+            k = max(offered, key=lambda k: (float(np.log(rows[i][k])) - PRIOR.get(LABELS[k], 0.0), -k))
+            tags[i] = LABELS[k]
+    return tags
 
 
 def _init(grammar: Grammar) -> None:
@@ -160,7 +182,7 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=4)
     ap.add_argument("--parent", action="store_true", help="parent annotation on phrase labels")
     ap.add_argument("--prior", action="store_true",
-                    help="score a tag by w * log(p(t) / P(t)), P(t) its share of GUM train's tags (Bayes' "
+                    help="score a tag by w * log(p(t) / P(t)), P(t) its share of the training tags (Bayes' "
                          "P(w | t) up to a factor of the word)")
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--jobs", type=int, default=2)
@@ -210,12 +232,15 @@ def main() -> None:
         jobs.append((best, list(probs), kept, weights, args.floor, args.top))
     print(f"tagged {len(gold):,} sentences in {time.perf_counter() - start:.0f} s", flush=True)
     start = time.perf_counter()
-    _init(grammar)  # the workers are forked: they inherit the grammar and LABELS
-    with ProcessPoolExecutor(args.jobs) as pool:
+    _init(grammar)  # the workers are forked (on every platform): they inherit the grammar, LABELS and PRIOR
+    with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("fork")) as pool:
         results = list(pool.map(choose, jobs, chunksize=4))
     print(f"lattice parses in {time.perf_counter() - start:.0f} s", flush=True)
-    rows = [("tagger", [job[0] for job in jobs])] + [(f"w = {w:g}", [r[k] for r in results])
-                                                     for k, w in enumerate(weights)]
+    rows = [("tagger", [job[0] for job in jobs])]
+    if args.prior:
+        alone = [prior_alone(best, probs, kept, args.floor, args.top) for best, probs, kept, *_ in jobs]
+        rows.append(("prior alone (no grammar)", alone))
+    rows += [(f"w = {w:g}", [r[k] for r in results]) for k, w in enumerate(weights)]
     print("| tagging | accuracy | errors | verb <-> other | inside a class | across classes | fixed / made |")
     print("|---|---|---|---|---|---|---|")
     base = rows[0][1]

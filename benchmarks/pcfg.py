@@ -70,20 +70,22 @@ def to_nltk(tree: Tree) -> nltk.Tree:
     return nltk.Tree(tree.label, [to_nltk(child) for child in tree.children])
 
 
-def binarize(tree: Tree, collapse_unaries: bool = True) -> nltk.Tree:
-    """Horizontal Markov order 1 binarization (NLTK's), optionally with phrase unary chains joined."""
+def binarize(tree: Tree, collapse_unaries: bool = True, parent: bool = False) -> nltk.Tree:
+    """Horizontal Markov order 1 binarization (NLTK's), optionally with phrase unary chains joined and with
+    parent annotation on phrase labels (``NP^<S>``, vertical Markov order 2; tags stay as they are)."""
     result = to_nltk(tree)
     if collapse_unaries:
         result.collapse_unary(collapsePOS=False, collapseRoot=False)
-    result.chomsky_normal_form(horzMarkov=1)
+    result.chomsky_normal_form(horzMarkov=1, vertMarkov=1 if parent else 0)
     return result
 
 
-def train_pcfg(trees: Iterable[Tree], collapse_unaries: bool = True) -> Grammar:
-    """Relative-frequency PCFG from preprocessed trees (ROOT on top) via ``nltk.induce_pcfg``."""
+def train_pcfg(trees: Iterable[Tree], collapse_unaries: bool = True, parent: bool = False) -> Grammar:
+    """Relative-frequency PCFG from preprocessed trees (ROOT on top) via ``nltk.induce_pcfg``; ``parent``:
+    parent annotation on phrase labels."""
     productions: list[nltk.Production] = []
     for tree in trees:
-        productions += binarize(tree, collapse_unaries).productions()
+        productions += binarize(tree, collapse_unaries, parent).productions()
     pcfg = nltk.induce_pcfg(nltk.Nonterminal("ROOT"), productions)
     binary: list[tuple[str, str, str, float]] = []
     unary: list[tuple[str, str, float]] = []

@@ -17,9 +17,10 @@ parse's rule. Nothing is asserted; results in docs/tagger.md.
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -31,7 +32,11 @@ from clparse.parser import Parser, rule_pick
 from clparse.preprocess.pipeline import sentence_length
 from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG
 from clparse.read import Tree
-from clparse.tag.crf import UNSURE
+from clparse.tag.crf import UNSURE, swapped_taggings
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pcfg_tags import probabilities, tag_labels  # noqa: E402
+from tagging import read_tagged  # noqa: E402
 
 
 def main() -> None:
@@ -50,7 +55,7 @@ def main() -> None:
     except ClparseError as exc:  # not calibrated, not a clparse database: one line, as clparse says it
         raise SystemExit(f"error: {exc}") from None
     gold = dev_trees(args.db)
-    files = [path.read_text(encoding="utf-8").splitlines() for path in args.tagged]
+    files = [read_tagged(path) for path in args.tagged]
     for path, lines in zip(args.tagged, files):
         if len(lines) != len(gold):
             raise SystemExit(f"{path}: {len(lines)} lines for {len(gold)} dev sentences")
@@ -68,13 +73,13 @@ def main() -> None:
     for n, tree in enumerate(gold):
         gold_tagged = [(w, t) for w, t in tree.tagged_words() if t != EMPTY_ELEMENT_TAG]
         options = parser.tagging_parses([w for w, _ in gold_tagged])
-        tried = [list(map(tuple, result.tagged)) for result, _ in options]
+        tried: list[list[tuple[str, str]]] = [[(w, t) for w, t in result.tagged] for result, _ in options]
         with_pcfg = list(options)
         alone, own, swapped = [], [], []
         words = [w for w, _ in gold_tagged]
-        table, labels = probabilities(parser.tagger, words)
+        table, labels = probabilities(parser.tagger, words), tag_labels(parser.tagger)
         for path, lines in zip(args.tagged, files):
-            pcfg = [tuple(token.rsplit("/", 1)) for token in lines[n].split()]
+            pcfg = lines[n]
             if [w for w, _ in pcfg] != [w for w, _ in gold_tagged]:
                 raise SystemExit(f"{path}, line {n + 1}: the words are not its dev sentence's")
             if pcfg in tried:
@@ -117,31 +122,17 @@ def main() -> None:
 RULE = "the search's rule (parse)"
 
 
-def probabilities(tagger: Any, words: list[str]) -> tuple[np.ndarray, list[str]]:
-    """The stored tagger's tag probabilities for each word (the CRF's marginals, or the CRF and net's),
-    and the tags in their column order."""
-    labels = list(tagger.labels())
-    if hasattr(tagger, "probabilities"):
-        return tagger.probabilities(words), labels
-    return np.array([[m[label] for label in labels] for m in tagger.marginals(words)]), labels
-
-
 def swaps_of(base: list[str], table: np.ndarray, labels: list[str], count: int) -> list[list[str]]:
     """Up to ``count`` taggings, each ``base`` with one unsure word's tag swapped, chosen as ``parse``
     chooses its swaps (the tagger's least sure words first, best tag below UNSURE): to the tagger's best tag
     where ``base`` differs from it, else to its second."""
-    unsure = []
+    unsure: list[tuple[float, int, str, float]] = []
     for t, row in enumerate(table):
         ranked = np.argsort(-row, kind="stable")
         if row[ranked[0]] < UNSURE and len(ranked) > 1:
             first, second = labels[int(ranked[0])], labels[int(ranked[1])]
-            unsure.append((float(row[ranked[0]]), t, second if base[t] == first else first))
-    out = []
-    for _, t, tag in sorted(unsure)[:count]:
-        tags = list(base)
-        tags[t] = tag
-        out.append(tags)
-    return out
+            unsure.append((float(row[ranked[0]]), t, second if base[t] == first else first, 0.0))
+    return [tags for tags, _ in swapped_taggings(base, unsure, count)[1:]]
 
 
 if __name__ == "__main__":

@@ -39,7 +39,6 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import nltk
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -54,18 +53,6 @@ from clparse.read import Tree  # noqa: E402
 from clparse.tag.stored import load_tagger  # noqa: E402
 
 _GRAMMAR: Grammar | None = None
-
-
-def parent_binarize(tree: Tree, collapse_unaries: bool = True) -> nltk.Tree:
-    """benchmarks/pcfg.py's binarization with parent annotation on phrase labels (``NP^<S>``, NLTK's
-    vertical Markov order 2); tags stay as they are."""
-    from pcfg import to_nltk
-
-    out = to_nltk(tree)
-    if collapse_unaries:
-        out.collapse_unary(collapsePOS=False, collapseRoot=False)
-    out.chomsky_normal_form(horzMarkov=1, vertMarkov=1)
-    return out
 
 
 def lattice_viterbi(grammar: Grammar, candidates: Sequence[dict[int, float]]) -> list[int] | None:
@@ -117,6 +104,20 @@ def check_lattice(grammar: Grammar, trials: int, seed: int = 1) -> int:
         assert np.isclose(again, best), f"lattice {trial}: the tags read back score {again}, not {best}"
         parsed += 1
     return parsed
+
+
+def tag_labels(tagger: Any) -> list[str]:
+    """The stored tagger's tags, in the column order of :func:`probabilities`."""
+    return list(tagger.labels())
+
+
+def probabilities(tagger: Any, words: Sequence[str]) -> np.ndarray:
+    """The stored tagger's tag probabilities, a row a word: the CRF and net's together, or the CRF's
+    marginals when it has no net."""
+    if hasattr(tagger, "probabilities"):
+        return np.asarray(tagger.probabilities(words))
+    labels = tag_labels(tagger)
+    return np.array([[m[label] for label in labels] for m in tagger.marginals(words)])
 
 
 def allowed(tag: str) -> bool:
@@ -194,11 +195,7 @@ def main() -> None:
     weights = [float(w) for w in args.weights.split(",")]
     start = time.perf_counter()
     train = load_gum("train", None)
-    if args.parent:
-        import pcfg
-
-        pcfg.binarize = parent_binarize  # type: ignore[assignment]
-    grammar = train_pcfg(p.tree for p in train)
+    grammar = train_pcfg((p.tree for p in train), parent=args.parent)
     counts = Counter(t for p in train for t in p.tree.tags())
     total_tags = sum(counts.values())
     global PRIOR
@@ -214,16 +211,13 @@ def main() -> None:
     if tagger is None:
         raise SystemExit(f"{args.db}: no stored tagger")
     global LABELS
-    LABELS = list(tagger.labels())
+    LABELS = tag_labels(tagger)
     gold = gold_tags(dev_trees(args.db))[:args.limit]
     jobs = []
     start = time.perf_counter()
     for sentence in gold:
         words = [w for w, _ in sentence]
-        if hasattr(tagger, "probabilities"):
-            probs = tagger.probabilities(words)
-        else:
-            probs = np.array([[m[label] for label in LABELS] for m in tagger.marginals(words)])
+        probs = probabilities(tagger, words)
         best = [LABELS[k] for k in probs.argmax(axis=1)]
         flat = Tree("S", [Tree.preterminal(t, w) for w, t in zip(words, best)])
         prepared = preprocess_tree(flat)

@@ -1,7 +1,7 @@
 """The fitted tag chooser against parse's rule, on sentences it was not fitted on (two-fold).
 
 Usage: python benchmarks/tag_chooser.py --db RUN.sqlite [--theta best] [--beam 100] [--alternatives 3]
-                                        [--out DIR] [--limit N] [--tagger-net NET.bin ...]
+                                        [--out DIR] [--limit N] [--crf CRF.bin] [--tagger-net NET.bin ...]
 
 Every dev sentence stored in the database is parsed from each tagging ``parse`` tries for untagged input
 (``clparse.calibrate.tag_chooser.parse_taggings``, as ``clparse calibrate-tags`` does), then one parse per
@@ -40,6 +40,8 @@ from clparse.preprocess.pipeline import sentence_length
 from clparse.read.ptb import format_tree
 from clparse.preprocess.transforms import EMPTY_ELEMENT_TAG
 from clparse.search.aggregate import AGGREGATORS, DEFAULT_AGGREGATOR
+from clparse.tag.crf import CrfTagger
+from clparse.tag.ensemble import EnsembleTagger, with_net_files
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -51,6 +53,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--aggregator", choices=AGGREGATORS, default=DEFAULT_AGGREGATOR)
     ap.add_argument("--out", type=Path, default=None, help="write each row's trees here")
     ap.add_argument("--limit", type=int, default=None, help="only the first N dev sentences")
+    ap.add_argument("--crf", type=Path, default=None, metavar="CRF.bin",
+                    help="tag with this CRF model (benchmarks/tagging.py --save: another feature set, "
+                         "say) instead of the database's, beside the stored net or --tagger-net's, as "
+                         "parse would tag if the run had stored it; nothing is written to the database")
     ap.add_argument("--tagger-net", type=Path, action="append", default=[], metavar="NET.bin",
                     help="tag with the database's CRF and this tagger net (benchmarks/tagger_net.py --save), "
                          "as clparse train-tagger would make parse tag, without writing to the database; "
@@ -59,9 +65,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     theta = args.theta if args.theta == "best" else float(args.theta)
     parser = Parser.from_db(args.db, theta=theta, beam=args.beam, tag_alternatives=args.alternatives,
                             aggregator=args.aggregator, tag_chooser=False)
+    if args.crf is not None:
+        crf = CrfTagger.from_bytes(args.crf.read_bytes())
+        stored = parser.tagger
+        kept = isinstance(stored, EnsembleTagger)
+        parser.tagger = EnsembleTagger(crf, stored.nets, stored.crf_weight) if kept else crf
     if args.tagger_net:
-        from clparse.tag.ensemble import with_net_files
-
         parser.tagger = with_net_files(parser.tagger, args.tagger_net)
     gold = dev_trees(args.db)[:args.limit]
     start = time.process_time()
@@ -84,8 +93,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     taggings = sum(len(s.options) for s in sentences) / len(sentences)
     # the stored tagger may itself be a CRF + net pair (after `clparse train-tagger`): name what tagged
     tagger = getattr(parser.tagger, "name", "the stored tagger")
-    if args.tagger_net:
-        tagger += " (" + ", ".join(map(str, args.tagger_net)) + ")"
+    if args.crf is not None or args.tagger_net:
+        tagger += " (" + ", ".join(map(str, [*([args.crf] if args.crf else []), *args.tagger_net])) + ")"
     print(f"{args.db.name} at theta {args.theta} (model {parser.model.theta:g}), beam {args.beam}, {tagger}, "
           f"{len(gold):,} stored dev sentences, up to {args.alternatives} alternatives ({taggings:.2f} "
           f"taggings per sentence); parsed in {seconds:.0f} CPU s\n")

@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/tagger_net.py [--crf CRF.bin] [--epochs 25] [--seed 1] [--save DIR] [--limit N]
 
-Trains the CRF (feature set 3, the stored tagger's settings; or reads ``--crf``, a model
+Trains the CRF (the default feature set, the stored tagger's settings; or reads ``--crf``, a model
 ``benchmarks/tagging.py --save`` wrote) and the net (``clparse.tag.net_train``, the epoch best on GUM dev
 kept), both on every sentence of GUM train, and scores on all of GUM dev: the CRF, the net alone, and the
 ensemble ``clparse.tag.ensemble.EnsembleTagger`` at the CRF weight 0.5 (fixed, not fitted) and, to show
@@ -74,7 +74,7 @@ def main() -> None:
         return tags, sum(map(len, words)) / (time.process_time() - start)
 
     crf_tags, crf_speed = tagged_by(crf.tag)
-    rows = [("CRF (feature set 3)", crf_tags, crf_speed),
+    rows = [(f"CRF (feature set {crf.feature_set})", crf_tags, crf_speed),
             ("net alone", *tagged_by(lambda s: [trained.net.tags[k] for k in
                                                 trained.net.probabilities(s).argmax(axis=1)]))]
     for weight in (0.5, 0.3, 0.4, 0.6, 0.7):

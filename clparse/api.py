@@ -480,6 +480,13 @@ def train_tagger(db: PathLike, train: Sequence[PathLike] = (), *, epochs: int | 
         missing = True
     if missing:
         raise ConfigurationError(NEEDS_TORCH)
+    try:  # the net reads word clusters (a dependency, but an install can lack it)
+        no_clusters = importlib.util.find_spec("spacy_lookups_data") is None
+    except (ImportError, ValueError):
+        no_clusters = True
+    if no_clusters:
+        raise ConfigurationError("the tagger net reads word clusters from spacy-lookups-data, which is not "
+                                 "installed: pip install spacy-lookups-data")
     _check_crf_run(db)
     guard_writable(db)
     check_database(db, upgrade=True, echo=echo)  # a writer: an older schema is upgraded first

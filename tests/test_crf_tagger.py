@@ -21,6 +21,7 @@ import pytest
 from clparse.data import sample_path
 from clparse.errors import ConfigurationError
 from clparse.read import read_trees
+from clparse.tag.clusters import package_clusters
 from clparse.tag.crf import (
     FEATURE_SET,
     FORMAT_VERSION,
@@ -322,19 +323,21 @@ def test_a_stored_feature_set_1_model_tags_exactly_as_before() -> None:
     assert tagger.lexicon is None
 
 
-def test_new_models_use_feature_set_3_and_round_trip(sample_tagger: CrfTagger,
+def test_new_models_use_feature_set_4_and_round_trip(sample_tagger: CrfTagger,
                                                       dev_sents: TaggedSentences) -> None:
-    assert FEATURE_SET == 3 and sample_tagger.feature_set == 3 and sample_tagger.lexicon is not None
+    assert FEATURE_SET == 4 and sample_tagger.feature_set == 4 and sample_tagger.lexicon is not None
     data = sample_tagger.to_bytes()
-    assert struct.unpack_from("<16sHH", data) == (MAGIC, FORMAT_VERSION, 3)
+    assert struct.unpack_from("<16sHH", data) == (MAGIC, FORMAT_VERSION, 4)
     restored = CrfTagger.from_bytes(data)
-    assert restored.to_bytes() == data and restored.feature_set == 3
+    assert restored.to_bytes() == data and restored.feature_set == 4
     assert restored.lexicon is not None and restored.lexicon.classes == sample_tagger.lexicon.classes
+    assert restored.clusters is not None and restored.clusters.table == package_clusters().table
     words = [[w for w, _ in sentence] for sentence in dev_sents]
     assert restored.tag_many(words) == sample_tagger.tag_many(words)
     lexicon = restored.lexicon
-    assert restored.features(words[0]) == sentence_features_v3(words[0], lexicon.classes_of(words[0]),
-                                                                lexicon.lower_classes_of(words[0]))
+    v3 = sentence_features_v3(words[0], lexicon.classes_of(words[0]), lexicon.lower_classes_of(words[0]))
+    clusters = package_clusters().features(words[0])
+    assert restored.features(words[0]) == [own + extra for own, extra in zip(v3, clusters)]
     assert pickle.loads(pickle.dumps(restored)).to_bytes() == data
 
 

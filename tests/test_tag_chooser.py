@@ -297,9 +297,10 @@ def test_report_lists_the_stored_choosers(fitted: tuple[Path, tag_chooser.Choose
 
 def test_a_chooser_behind_the_rule_two_fold_is_not_stored(db_copy: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """On the sample, two-fold, the sum chooser is behind the search's own choice and the max-min one is
-    ahead: only the second is stored, and the command says why not the first (and which chooser parse
-    still uses after a refit that is not stored)."""
+    """On the sample, two-fold, the sum chooser is behind the search's own choice: it is not stored, and
+    the command says why. A chooser let through (the bar lowered: on the sample the max-min one is behind
+    too since the tagger's feature set 4) is stored, and a refit that is not says which chooser parse still
+    uses."""
     monkeypatch.setattr(tag_chooser, "MIN_PAIRS", 1)
     summed = api.calibrate_tags(db_copy, 3.0, beam=4)
     assert summed is not None and summed.f1_two_fold < summed.f1_rule  # the sample's measurement
@@ -310,8 +311,9 @@ def test_a_chooser_behind_the_rule_two_fold_is_not_stored(db_copy: Path,
     assert (f"nothing stored: two-fold the chooser ({summed.f1_two_fold:.2f}) is behind the search's own "
             f"choice ({summed.f1_rule:.2f})") in done.stdout
     assert "parse keeps the search's choice" in done.stdout
+    monkeypatch.setattr(tag_chooser, "MIN_TWO_FOLD_GAIN", -100.0)  # any chooser is stored
     maxmin = api.calibrate_tags(db_copy, 3.0, beam=4, aggregator="maxmin")
-    assert maxmin is not None and maxmin.f1_two_fold >= maxmin.f1_rule and maxmin.chooser_id is not None
+    assert maxmin is not None and maxmin.chooser_id is not None and maxmin.not_stored is None
     monkeypatch.setattr(tag_chooser, "MIN_TWO_FOLD_GAIN", 100.0)  # a refit that is not stored
     again = invoke_cli(["calibrate-tags", "--db", db_copy, "--theta", 3.0, "--beam", 4,
                         "--aggregator", "maxmin"])

@@ -1,6 +1,7 @@
-"""Feature set 3 of the CRF tagger (issue 29) and models stored with feature set 2 tagging exactly as
-before: the new attributes, the lower-cased classes a stored lexicon gives, that training tokens take
-them from the other folds only, and a set-2 model's bytes, tags and probabilities."""
+"""Feature set 3 of the CRF tagger (issue 29) and models stored with feature sets 2 and 3 tagging exactly
+as before: the new attributes, the lower-cased classes a stored lexicon gives, that training tokens take
+them from the other folds only, and stored set-2 and set-3 models' bytes, tags and probabilities (feature
+set 4: tests/test_word_clusters.py)."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def test_lower_classes_are_a_lexicon_of_lower_cased_words() -> None:
     assert lexicon.lower_classes_of(words) == [lowered.classes.get(w.lower()) for w in words]
     assert lexicon.lower_classes_of(words) == ["DT", "NN|NNP|VB", "NN|NNP|VB", "NNP", None]
     # a feature set 3 model stores only the case-sensitive lexicon; the lower-cased classes come from it
-    trained = CrfTagger.train(TINY, iterations=5)
+    trained = CrfTagger.train(TINY, iterations=5, feature_set=3)
     read = CrfTagger.from_bytes(trained.to_bytes())
     assert read.feature_set == trained.feature_set == 3
     assert read.lexicon is not None and trained.lexicon is not None
@@ -122,3 +123,68 @@ def test_a_stored_feature_set_2_model_tags_exactly_as_before() -> None:
         return sentence_features_v2(words, tagger.lexicon.classes_of(words))
 
     check_stored_model(STORED_V2, STORED_V2_SHA256, 2, STORED_V2_TAGS, features)
+
+
+# A feature set 3 model, stored before feature set 4 (commit 951b939): CrfTagger.train(TINY, iterations=10,
+# feature_set=3), zlib-compressed, with its tags and CRFsuite's probabilities of them at that commit.
+STORED_V3 = zlib.decompress(base64.b64decode(
+    "eNrtWgtQU1cajkgRATGIVER8gU9EJBEVgYBACIgYEVjXAlYDQRBRkKQDMmhdtVoRa1dby6LLuvVRBYvb8dGKVtzWqqVsqUqLRqx2"
+    "xUcZ6jgWdy3Vzv7/yX+TazxZq7gza8c7882f853/dc+Lw7knPSdPk6/L8NNrMv3S8+dKuki6SnTlLRcL1Vf2Z8Ya1EOTEwtar1b/"
+    "oLx5d8XBHdfcEm9sKiuWSCQpKV5+Xr6AWb4pXsrcTB0U1OpEVtTAb2US+5mmyZ8PpRkR8aaijpWTWTldo2d2rKDNzTQXdDkZGXli"
+    "VX1WBrmdlROZoGofLpGopk2N1EqMjx0gDuAPiLGXSDxdJJJd3hKJdAjoRYUnuQOXKXnwce0Y8NFMly/C8HcXDmfD4bpyOFsO9wKH"
+    "syPu2DXFz8GGiyYOYxu0bseb3tll4jD2yiKbfeXb/s64bmRbFXBm59p7LSYO89mn6N588qBRz56jZ8/R687Jz4HDOXL8OXL8OdF7"
+    "6BZNP/BL6ocmDvVsJ+r7FI0+zbgepKfceOsvEa99yThnjq0zx7Ynx1bKsZVybF04tr2I27Zp1HfzL182cdif8ptn/Bu+PMk4V45t"
+    "bw7nxvHnxvH3IvXvvcxC31Wf1pg41ItJ3dfN581TjOtDeovXF3x7JfqaicN3C3jTdWn1OeO7uXP8uXP89SW9omVlTl8FNjHOg2Pr"
+    "wbHtx7H15Nh6cmz7c2wHcLiBHG4QcWPHTVU0LLhg4nB+NZQkOJZmf824wRy9wRw9L46eF0fPm8b9iF+CTpauNDBuCIcbyuGGcbjh"
+    "NDZKvpr9WfzBTxk3gsON5HA+HG4Uh/PlcKM5nB+HG0Pt8mGx54LRo4xz35/DyTicnMON5XABHG4chxvP4SZwuEAON5Hmxw/j9844"
+    "E3qJcUEcLpjDhXA4BYcL5XBhHG4Shwun+ZG21mmx/xbj+IvgcJEcTsnhojicisNF0xjfXV2/797iq4yL4XCTOVwsh5tiwQl/P1HW"
+    "fn8priD3nonDXP7ZZ/2Gmd6f1XYhHey3bddT6t/eKJkkcOjvpVXNK84eOs70uhJ/2N//68J+p0wc2u5tWHOu8v42E4cxmu8mDi6L"
+    "uM3i2pLe9L52/S4f+LxW4DDG8vvXdvSY8++wyOnKiEb6g7koUZmGf3eP2EueP88f9qTam/eAz5/f3pPzjPRv8fNx+Ew/pb+x/tvy"
+    "jL7PnsfIG/cUyiSJsL1Qq5kl7iBmRCSbdhxqdSKTRj6e7S5s2A47fM9mrZ9oL7Fk4QFZEGdvsWG+3Thv4OvavjjhzqlveftShQr4"
+    "n28ut0kQ1aMu2mEM9Is6WI97mpJe5j0Nnokku1h/z3InY8aVJGucnk7f1lnxY7DgW53+N2Opo5N+HXoYe9Wnx5P5CbJiF9vDfF4k"
+    "frIfEafoEfUlVF9uoVdpJZ7VfiP9Vgs/HVR2cP7veXhQvQ/JIJKxzp3rj2QL+2yLcpFFuYTK5VbiVlrwNVSuI2noZL6tZN9hxY9D"
+    "Tz7v0fPXxfWx0AuicqwFn2xRzrYoF/Xs3HuWWNiXW5QrLco1FuW6TsY39OSP7w4L3kNK41L6hPNZ+nTWqVjp483HJ32yH5Fv0WO+"
+    "T8kj9Ms72T6VVtqlzgrfaiVeB/EOLk+nvzx+pR8fl/+PPVGQi/XxhbuTPJlCbzps0ckUGSxrPPnIkyv0WWxngyWdXJGVwTzhV4a8"
+    "sVCXwWywqDMW7ejbgi5Lk5ehKGRV+F2hYLRcEaKTh7JKIyEDQhbKCkgWjJIptLmZ7IuDAyvLFezbEPu2gFEjpiWy7weUs5Z9OKCc"
+    "M9nXAcpZm8u+C1DO4FNqzhlDuJhzxmKvB3KElFyFlCBHfKneppRklJKbKMmQMWjzojmxNHYiT4np2LE7JZamYQfulBj48TAnBo7Z"
+    "iTolhlE8KY+8ABaWHZqzxg1QsCwGmPKUszwHivLGFxskytuY5eAH84b+8KLGjYLG9Ta/g4adbNM7aNiRttBJ6Ro9O852JD/Gz3Ls"
+    "NJuM09kxNhnr2fk1NUC6hp1cUwOAo1HmBkC/vuYGwOJo0sUX0rAzakdKgoKOMQfVsbNpiqPLYafSFAcU5eY4YMqOoikOugkwNzQ6"
+    "ZifQ1NAszHhTHpA0O3cWmhmzDKTxoxunMGY10Rw6U8eOmilWLhSDzbG0WA4xx2JlheCNzaCZhexoGYfzvIXz9LPTNXmz587L1+nZ"
+    "6XJ30aBkR8t21Cd+7FCZemA+O02mhEAx0pwQ2inNCTA/UaIZyjJSmRzLwHG0ucn9TMfFOixMfmDu+7EzYmFeMUdTRJ5ZqK7L+r5f"
+    "6PTwqmQbPKHXDRinL7y7+vwyh4frnX9UqdZBKJdvik7niP4Dch3R3j5G5G+AT5d3/yWyH7Z1jUOFSH9YWvxttUh/uP2fYsX/cfnd"
+    "vfpRpIP1lVXWOmvTKaiXRY4oKBbZBayb/P5c4ANrqurPdzfzIYFbc7/v/rAfRcOc8HUcPsyw98c3wE+YTfTrcseH66OW1h69DnxU"
+    "U//AQWCvOhO44TznP8YYt4iKehE/OVO++hqUp36iP/0TJ646PcU5S9Qu0zYnubmK4sefre2Qg/3MwsM1iaL2Sc6efusNTp6p3ZZW"
+    "TAJ/LwcsOTGHUz/b8fjYfMgjrX2t1EaUjzb06qZqjn5G+sVDr4Le3FKt4RAn/4XzR+78BuxyfY96ThK9d77Nxx9vFum/cuJwkyOn"
+    "f4v+0bZJCvkWL99+YTynfsm+6rJXwf+rtxYq74jy+8OJZLtFnHxXfFfllyJqz7WvpauGivJat2P5rVqwW2+on1ojivfH+DsjZZz3"
+    "2xj2U5Ut6G8eYciNF8XbXBdedkzkt+LKKUkGx74iJUJfDXpbd17qp+aMl7++987f1ojy3VW76pUIUZwP5rU5zhLZfdDt7I1KUZyj"
+    "Kbtvfy4qf3J6dpYX2J+aM2hBf0571p8O7mgHf429/xxuI4rb6LW7aqRIvynav7mC075Nq/u/dwH0DPKEXjqR/kX7cw1VnHjf3nE7"
+    "Ey7K7/rq5GlbRHptFzdcdxHV319wLDQRyvedY6QDnR48ccF+xLmA4wzbEtsF1yRcD3CNwvUG2xr7Becgzk+ce/i+ONYxDs5d7GfM"
+    "CeNgn+F8wDGO6wKOWWxfHOvYrrim4DqCcxfHL7YpthOOVVyvcE7i+oNtgesnriH4ftgWOL5wzcL2wjUW10ccSzi/sY9wncG+xnGF"
+    "cxXHM451nNfY9jgfcazi/MK1B8c/9hnOF2wbXH9xruO6imMe1xFc443jKU6VoMqivxONsN+4DGgD3MK9B2w5nIaYWxd3oS/j6kC/"
+    "5wA0orO4NEA6rhJUnwGYS/XhEKelq/H+TxzsXpIAqQAtIAegBxQDSgFlgO2APYD9gGOAekAj4DLgBqAdcA9gDzsfKcAdMATgDwgB"
+    "xADiAakALSAPUAhYBngd8BZgK2APYD/gCOA4oB7QCGgGtADaAO2AewBb2FI5AXoDPAFDAL6AAEAIQAmIAyQBUgFaQA5ADygGrASU"
+    "At4CbAFsB+wB7AccARwH1AMaAc2AFkDbcPO9py4i2JAUvr/aSszfZ4X/D7pRv9rQn3kH+o0TVrgLJNz1caY63NhI6Tduy4X7N67E"
+    "4dZbuEMj3JHB3bU7ccL9FdxI9yPOk6RwxwS3ycI9EtwSC/dCcOvrTb9x2A0lu2HE4Y5WuI8xkjjcvQr3LIS7FcJ9Cj/SwU2pcE8C"
+    "d6HCXQjcdAaQ7jiS40lOIBlIciLJIJLBJENIKkiGkgwjOYlkOMkIkpEklSSjSKpIRpOMITmZZCzJKSTjSE4lqSY5jWQ8yekkE0gm"
+    "kkwi+TuSM0j+nuRMki+RTCaZQjKV5CzAfwAprxSY"
+))
+STORED_V3_SHA256 = "2e82910e6a907b15763ac70f0de6d32d4bdaaa068d07eb5bfebc0a0edafb4ece"
+STORED_V3_TAGS = [
+    (["the", "cat", "barks"], ["DT", "NN", "VBZ"], 0.960127),
+    (["Cats", "bark", "."], ["NNS", "VBP", "."], 0.707996),
+    (["a", "zebra", "sleeps", "."], ["DT", "NN", "VBZ", "."], 0.553747),
+    (["The", "Dog", "Barks"], ["DT", "NN", "VBZ"], 0.936042),
+    (["bark", "dogs", "the"], ["DT", "NN", "VBZ"], 0.276516),
+    (["Sleeps", "a", "1990s", "UN-5"], ["VBZ", "DT", "NN", "VBZ"], 0.141915),
+    (['"', "Dogs", '"', "bark"], ["DT", "NNS", "VBP", "."], 0.099807),
+]
+
+
+def test_a_stored_feature_set_3_model_tags_exactly_as_before() -> None:
+    def features(tagger: CrfTagger, words: list[str]) -> list[list[str]]:
+        lexicon = tagger.lexicon
+        assert lexicon is not None
+        return sentence_features_v3(words, lexicon.classes_of(words), lexicon.lower_classes_of(words))
+
+    tagger = check_stored_model(STORED_V3, STORED_V3_SHA256, 3, STORED_V3_TAGS, features)
+    assert tagger.clusters is None  # word clusters came with feature set 4

@@ -22,19 +22,22 @@ from clparse.errors import ConfigurationError
 from clparse.store.net_header import DIGEST_SPAN, HEADER
 from clparse.tag.crf import CrfTagger
 from clparse.tag.ensemble import EnsembleTagger
-from clparse.tag.net import ARRAYS, LSTMS, NetVocabulary, TaggerNet, _lstm, _lstm_last
+from clparse.tag.clusters import WordClusters
+from clparse.tag.net import ARRAYS, CLUSTER_ARRAYS, LSTMS, NetVocabulary, TaggerNet, _lstm, _lstm_last
 from clparse.tag.stored import load_tagger, tagged_words
 from tests.conftest import dev_tagged, invoke_cli, read_rows, write_sql
 
 TINY = dict(word_dim=6, char_dim=4, char_hidden=3, hidden=5)
 
 
-def random_net(seed: int = 0, words: int = 6, chars: str = "abcdefgh", tags: int = 4) -> TaggerNet:
+def random_net(seed: int = 0, words: int = 6, chars: str = "abcdefgh", tags: int = 4,
+               clusters: WordClusters | None = None) -> TaggerNet:
     rng = np.random.default_rng(seed)
     vocabulary = NetVocabulary(("<pad>", "<unk>", *(f"w{i}" for i in range(words))),
                                ("<pad>", "<unk>", "<bow>", "<eow>", *chars),
                                tuple(f"T{i}" for i in range(tags)))
-    sizes = {"char": (4, 3), "l0": (6 + 6, 5), "l1": (10, 5)}
+    dims = (3, 2, 2)  # the cluster tables' widths
+    sizes = {"char": (4, 3), "l0": (6 + 6 + (sum(dims) if clusters else 0), 5), "l1": (10, 5)}
     arrays = {"words": rng.normal(0, 1, (len(vocabulary.words), 6)),
               "chars": rng.normal(0, 1, (len(vocabulary.chars), 4)),
               "out_w": rng.normal(0, 1, (tags, 10)), "out_b": rng.normal(0, 1, tags)}
@@ -43,7 +46,11 @@ def random_net(seed: int = 0, words: int = 6, chars: str = "abcdefgh", tags: int
         arrays[f"{lstm}_ih"] = rng.normal(0, 1, (4 * hidden, inputs))
         arrays[f"{lstm}_hh"] = rng.normal(0, 1, (4 * hidden, hidden))
         arrays[f"{lstm}_bias"] = rng.normal(0, 1, 4 * hidden)
-    return TaggerNet(vocabulary, arrays)
+    if clusters is not None:
+        rows = (len(clusters.leaves) + 1, 65, 1025)
+        for name, n, dim in zip(CLUSTER_ARRAYS, rows, dims):
+            arrays[name] = rng.normal(0, 1, (n, dim))
+    return TaggerNet(vocabulary, arrays, clusters)
 
 
 def reference_lstm(inputs: list[list[float]], w_ih: np.ndarray, w_hh: np.ndarray, bias: np.ndarray,
@@ -103,6 +110,55 @@ def test_bytes_round_trip_and_damage_is_refused() -> None:
             TaggerNet.from_bytes(bad)
     with pytest.raises(ConfigurationError, match="arrays"):
         TaggerNet(net.vocabulary, {name: net.arrays[name] for name in ARRAYS[:-1]})
+
+
+def test_a_net_without_clusters_writes_the_bytes_it_wrote_before_clusters() -> None:
+    # format 1, byte for byte: random_net()'s SHA-256 at commit 951b939, before nets read clusters
+    data = random_net().to_bytes()
+    assert HEADER.unpack_from(data)[1] == 1
+    before = "6fb64464768acb29e409e4fd7362698522c1a7459a651141cabd2d72572138df"
+    assert hashlib.sha256(data).hexdigest() == before
+
+
+CLUSTERS = WordClusters({"w1": 170, "abc": 20138, "never-seen": 37, "ran": 170})
+
+
+def test_a_net_reading_clusters_round_trips_and_reads_them() -> None:
+    net = random_net(clusters=CLUSTERS)
+    data = net.to_bytes()
+    assert HEADER.unpack_from(data)[1] == 2
+    again = TaggerNet.from_bytes(data)
+    assert again.to_bytes() == data and again.clusters is not None and again.clusters.table == CLUSTERS.table
+    words = ["w1", "never-seen", "zzz", "ran"]
+    assert np.array_equal(again.probabilities(words), net.probabilities(words))
+    # the same word with another cluster is read differently; the clusters are the input, nothing else
+    other = TaggerNet(net.vocabulary, net.arrays, WordClusters({"w1": 37, "abc": 20138, "never-seen": 170,
+                                                                 "ran": 170}))
+    table, moved = net.probabilities(words), other.probabilities(words)
+    assert not np.allclose(table[0], moved[0])
+    # each word's cluster rows, by hand: leaves 37 -> 1, 170 -> 2, 20138 -> 3; prefixes + 1; 0 is none
+    assert CLUSTERS.net_rows(words) == ([2, 1, 0, 2], [(170 & 63) + 1, (37 & 63) + 1, 0, (170 & 63) + 1],
+                                        [171, 38, 0, 171])
+    with pytest.raises(ConfigurationError, match="cluster tables"):
+        TaggerNet(net.vocabulary, net.arrays, WordClusters({"w1": 170}))  # one leaf: the table has 4 rows
+    with pytest.raises(ConfigurationError, match="layers do not fit"):
+        TaggerNet(net.vocabulary, net.arrays)  # its first layer reads the cluster tables too
+    with pytest.raises(ConfigurationError, match="SHA-256"):
+        TaggerNet.from_bytes(data[:-5])  # cut short: the hash catches it before the clusters are read
+
+
+def test_a_net_whose_header_misplaces_its_clusters_is_one_error() -> None:
+    import json
+
+    data = random_net(clusters=CLUSTERS).to_bytes()
+    magic, version, reserved, _, length = HEADER.unpack_from(data)
+    meta = json.loads(data[HEADER.size:HEADER.size + length])
+    meta["clusters"] += 1
+    text = json.dumps(meta).encode()
+    body = text + data[HEADER.size + length:]
+    bad = HEADER.pack(magic, version, reserved, hashlib.sha256(body).digest(), len(text)) + body
+    with pytest.raises(ConfigurationError, match="word clusters are not where"):
+        TaggerNet.from_bytes(bad)
 
 
 def test_the_digest_span_holds_the_sha256_of_everything_after_the_header() -> None:
@@ -175,13 +231,17 @@ def sample_sentences(trained_db: Path) -> tuple[list[list[tuple[str, str]]], lis
             [tagged_words(t) for t in runs.gold_trees("dev")])
 
 
-def test_the_stored_weights_compute_what_pytorch_trained(sample_sentences: tuple[list, list]) -> None:
+@pytest.mark.parametrize("clusters", [True, False])
+def test_the_stored_weights_compute_what_pytorch_trained(sample_sentences: tuple[list, list],
+                                                        clusters: bool) -> None:
     pytest.importorskip("torch", reason="training the tagger net needs the neural extra (PyTorch)")
     from clparse.tag.net_train import NetSettings, torch_probabilities, train_net
 
     train, dev = sample_sentences
-    trained = train_net(train[:60], (), NetSettings(epochs=2, **TINY))  # no dev: the last epoch is kept
+    # no dev: the last epoch is kept
+    trained = train_net(train[:60], (), NetSettings(epochs=2, clusters=clusters, **TINY))
     assert trained is not None and trained.epoch == 2 and len(trained.epochs) == 2
+    assert (trained.net.clusters is not None) == clusters
     net = TaggerNet.from_bytes(trained.net.to_bytes())
     for sentence in dev[:10]:
         words = [w for w, _ in sentence]
@@ -203,7 +263,7 @@ def test_an_earlier_epoch_kept_is_the_net_stored(sample_sentences: tuple[list, l
     words = [w for w, _ in dev[0]]
     stored = TaggerNet.from_bytes(trained.net.to_bytes())
     assert np.array_equal(stored.probabilities(words), trained.net.probabilities(words))
-    last = TaggerNet(trained.net.vocabulary, net_train._arrays(trained.model))
+    last = TaggerNet(trained.net.vocabulary, net_train._arrays(trained.model), trained.net.clusters)
     assert not np.allclose(last.probabilities(words), stored.probabilities(words))
 
 

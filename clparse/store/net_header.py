@@ -11,6 +11,7 @@ import struct
 
 MAGIC = b"clparse-tagnet\x00\x00"
 FORMAT = 1
+FORMAT_CLUSTERS = 2  # a net that reads word clusters (clparse.tag.net): its tables and the clusters follow
 #: magic, format, reserved, SHA-256 of what follows, length of the JSON part
 HEADER = struct.Struct("<16sHH32sI")
 #: Where the SHA-256 sits in a net's bytes: (0-based offset, length)

@@ -328,8 +328,8 @@ taggers = Table(
                    "from before it are perceptron."),
     Column("model_blob", LargeBinary,
            comment="A CRF tagger's model: CRFsuite's model file behind clparse's 52-byte header (magic, "
-                   "versions, SHA-256); NULL for a perceptron. "
-                   "Revision 0006."),
+                   "versions, SHA-256), the lexicon (feature sets 2 to 4) and the word clusters (set 4) "
+                   "between them; NULL for a perceptron. Revision 0006."),
     comment="The POS tagger prepare trains on the training split (data, never code): it tags raw text "
             "for parse and, with calibrate's tags = tagger, the dev sentences. One row per run.",
 )
@@ -505,7 +505,8 @@ tagger_nets = Table(
            comment="The run."),
     Column("model_blob", LargeBinary, nullable=False,
            comment="The net (clparse.tag.net): a 56-byte header (magic, format, SHA-256 of the rest, JSON "
-                   "length), a JSON header (words, characters, tags, array shapes), then float32 arrays."),
+                   "length), a JSON header (words, characters, tags, array shapes), then float32 arrays; "
+                   "format 2, a net reading word clusters, then its cluster tables and the clusters."),
     Column("crf_weight", Float, nullable=False,
            comment="a in P(tag) ∝ P_crf^a · P_net^(1-a), the ensemble parse and tag use."),
     Column("train_sentences", Integer, nullable=False, comment="Training sentences it learned from."),

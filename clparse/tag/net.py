@@ -1,10 +1,12 @@
 """A small neural POS tagger, run in numpy: the second opinion beside the CRF (docs/tagger.md).
 
 Each word is its lower-cased form's embedding (words seen at least twice in training; others share
-``<unk>``) joined to a character BiLSTM's last states over ``<bow> w o r d <eow>``; a two-layer BiLSTM
-reads the sentence, and a softmax per word gives every tag's probability. It is trained with PyTorch
-(:mod:`clparse.tag.net_train`, the ``clparse[neural]`` extra), but a stored net needs only numpy to run:
-the weights are plain float32 arrays behind a JSON header, never a pickle.
+``<unk>``) joined to a character BiLSTM's last states over ``<bow> w o r d <eow>`` and, in a net trained
+since 2026-11-29, to embeddings of its Brown cluster and of the cluster's 6- and 10-bit prefixes
+(:mod:`clparse.tag.clusters`: what kind of word an unknown word is, from far more text than GUM's); a
+two-layer BiLSTM reads the sentence, and a softmax per word gives every tag's probability. It is trained
+with PyTorch (:mod:`clparse.tag.net_train`, the ``clparse[neural]`` extra), but a stored net needs only
+numpy to run: the weights are plain float32 arrays behind a JSON header, never a pickle.
 
 Gates follow PyTorch's LSTM (input, forget, cell, output; one bias per gate, the sum of its two), so a
 net computes here what it computed there, up to float rounding (a test holds the two within 1e-5).
@@ -21,8 +23,9 @@ from typing import Any
 import numpy as np
 
 from clparse.errors import ConfigurationError
-from clparse.store.net_header import FORMAT, MAGIC
+from clparse.store.net_header import FORMAT, FORMAT_CLUSTERS, MAGIC
 from clparse.store.net_header import HEADER as _HEADER
+from clparse.tag.clusters import PREFIX_6, PREFIX_10, WordClusters
 
 PAD, UNK, BOW, EOW = 0, 1, 2, 3  # the first rows of the word and character tables
 #: The arrays of a net, in stored order: embeddings, the character BiLSTM (forward, backward), the two
@@ -30,6 +33,8 @@ PAD, UNK, BOW, EOW = 0, 1, 2, 3  # the first rows of the word and character tabl
 LSTMS = ("char_f", "char_b", "l0_f", "l0_b", "l1_f", "l1_b")
 ARRAYS = ("words", "chars", *(f"{lstm}_{part}" for lstm in LSTMS for part in ("ih", "hh", "bias")),
           "out_w", "out_b")
+#: A net that reads word clusters has these tables too (rows: WordClusters.net_rows), after ARRAYS.
+CLUSTER_ARRAYS = ("cluster_full", "cluster_6", "cluster_10")
 
 
 @dataclass(frozen=True)
@@ -104,13 +109,16 @@ def _one_blas_thread() -> Any:
 class TaggerNet:
     """A trained net: :meth:`probabilities` of every tag for every word of a sentence."""
 
-    def __init__(self, vocabulary: NetVocabulary, arrays: dict[str, np.ndarray]) -> None:
-        missing = [name for name in ARRAYS if name not in arrays]
+    def __init__(self, vocabulary: NetVocabulary, arrays: dict[str, np.ndarray],
+                 clusters: WordClusters | None = None) -> None:
+        self.names = ARRAYS + (CLUSTER_ARRAYS if clusters is not None else ())
+        missing = [name for name in self.names if name not in arrays]
         if missing:
             raise ConfigurationError(f"a tagger net needs the arrays {', '.join(missing)}")
         self.vocabulary = vocabulary
+        self.clusters = clusters  # the word clusters it reads, its own copy (None: a net without them)
         # copied: a net is a value, whatever else holds the arrays it was made from
-        self.arrays = {name: np.array(arrays[name], dtype=np.float32) for name in ARRAYS}
+        self.arrays = {name: np.array(arrays[name], dtype=np.float32) for name in self.names}
         # computed in float64: the same numbers on every machine numpy runs on, whatever its BLAS's
         # float32 paths do
         self._weights = {name: a.astype(np.float64) for name, a in self.arrays.items()}
@@ -132,8 +140,14 @@ class TaggerNet:
             if w_hh.shape != (gates, hidden) or w_ih.shape[0] != gates or bias.shape != (gates,):
                 raise ConfigurationError(f"a tagger net's LSTM {lstm} has inconsistent shapes")
         char_out = 2 * a["char_f_hh"].shape[1]
+        cluster_in = 0
+        if self.clusters is not None:
+            rows = (len(self.clusters.leaves) + 1, PREFIX_6 + 2, PREFIX_10 + 2)
+            if any(a[name].ndim != 2 or a[name].shape[0] != n for name, n in zip(CLUSTER_ARRAYS, rows)):
+                raise ConfigurationError("a tagger net's cluster tables do not match its word clusters")
+            cluster_in = sum(a[name].shape[1] for name in CLUSTER_ARRAYS)
         if a["char_f_ih"].shape[1] != a["chars"].shape[1] or \
-                a["l0_f_ih"].shape[1] != a["words"].shape[1] + char_out or \
+                a["l0_f_ih"].shape[1] != a["words"].shape[1] + char_out + cluster_in or \
                 a["l1_f_ih"].shape[1] != 2 * a["l0_f_hh"].shape[1] or \
                 a["out_w"].shape[1] != 2 * a["l1_f_hh"].shape[1]:
             raise ConfigurationError("a tagger net's layers do not fit together")
@@ -176,8 +190,10 @@ class TaggerNet:
 
     def _probabilities(self, words: Sequence[str]) -> np.ndarray:
         w = self._weights
-        x = np.concatenate([w["words"][self.vocabulary.word_ids(words, self._word_index)],
-                            self._char_states(words)], axis=1)
+        parts = [w["words"][self.vocabulary.word_ids(words, self._word_index)], self._char_states(words)]
+        if self.clusters is not None:
+            parts += [w[name][rows] for name, rows in zip(CLUSTER_ARRAYS, self.clusters.net_rows(words))]
+        x = np.concatenate(parts, axis=1)
         for layer in ("l0", "l1"):
             x = np.concatenate([
                 _lstm(x, w[f"{layer}_f_ih"], w[f"{layer}_f_hh"], w[f"{layer}_f_bias"], reverse=False),
@@ -189,13 +205,22 @@ class TaggerNet:
 
     def to_bytes(self) -> bytes:
         """The net as bytes: a header with the SHA-256 of the rest, a JSON header (vocabulary, array
-        shapes), then every array as little-endian float32, in :data:`ARRAYS` order."""
-        meta = {"words": list(self.vocabulary.words), "chars": list(self.vocabulary.chars),
-                "tags": list(self.vocabulary.tags),
-                "arrays": [[name, list(self.arrays[name].shape)] for name in ARRAYS]}
+        shapes), then every array as little-endian float32, in :data:`ARRAYS` order. A net reading word
+        clusters is format 2: its cluster tables follow (:data:`CLUSTER_ARRAYS`), then its word clusters
+        (:meth:`WordClusters.to_bytes`, their length in the JSON header); a net without is format 1, the
+        same bytes as before clusters."""
+        meta: dict[str, object] = {
+            "words": list(self.vocabulary.words), "chars": list(self.vocabulary.chars),
+            "tags": list(self.vocabulary.tags),
+            "arrays": [[name, list(self.arrays[name].shape)] for name in self.names]}
+        table = b""
+        if self.clusters is not None:
+            table = self.clusters.to_bytes()
+            meta["clusters"] = len(table)
         text = json.dumps(meta, ensure_ascii=False).encode("utf-8")
-        body = text + b"".join(self.arrays[name].astype("<f4").tobytes() for name in ARRAYS)
-        return _HEADER.pack(MAGIC, FORMAT, 0, hashlib.sha256(body).digest(), len(text)) + body
+        body = text + b"".join(self.arrays[name].astype("<f4").tobytes() for name in self.names) + table
+        version = FORMAT if self.clusters is None else FORMAT_CLUSTERS
+        return _HEADER.pack(MAGIC, version, 0, hashlib.sha256(body).digest(), len(text)) + body
 
     @classmethod
     def from_bytes(cls, data: bytes) -> TaggerNet:
@@ -207,8 +232,9 @@ class TaggerNet:
         magic, version, _, digest, text_length = _HEADER.unpack_from(data)
         if magic != MAGIC:
             raise ConfigurationError("not a clparse tagger net (its first bytes are not the net's mark)")
-        if version != FORMAT:
-            raise ConfigurationError(f"tagger net format {version}; this clparse reads format {FORMAT}")
+        if version not in (FORMAT, FORMAT_CLUSTERS):
+            raise ConfigurationError(f"tagger net format {version}; this clparse reads formats {FORMAT} and "
+                                     f"{FORMAT_CLUSTERS}")
         body = data[_HEADER.size:]
         if hashlib.sha256(body).digest() != digest:
             raise ConfigurationError("the tagger net's bytes fail their SHA-256: damaged")
@@ -217,9 +243,11 @@ class TaggerNet:
             shapes = [(str(name), tuple(int(n) for n in shape)) for name, shape in meta["arrays"]]
             vocabulary = NetVocabulary(tuple(map(str, meta["words"])), tuple(map(str, meta["chars"])),
                                        tuple(map(str, meta["tags"])))
+            table_length = int(meta["clusters"]) if version == FORMAT_CLUSTERS else 0
         except (ValueError, KeyError, TypeError) as exc:
             raise ConfigurationError(f"the tagger net's header is not readable: {exc}") from None
-        if [name for name, _ in shapes] != list(ARRAYS):
+        names = ARRAYS + (CLUSTER_ARRAYS if version == FORMAT_CLUSTERS else ())
+        if [name for name, _ in shapes] != list(names):
             raise ConfigurationError("the tagger net's arrays are not the ones this clparse knows")
         if any(len(shape) != (1 if name in ("out_b", *(f"{lstm}_bias" for lstm in LSTMS)) else 2)
                or min(shape) < 1 for name, shape in shapes):
@@ -232,8 +260,17 @@ class TaggerNet:
                 raise ConfigurationError("the tagger net's bytes end before its arrays do")
             arrays[name] = np.frombuffer(body, dtype="<f4", count=size // 4, offset=offset).reshape(shape)
             offset += size
+        clusters = None
+        if version == FORMAT_CLUSTERS:
+            if table_length < 1 or offset + table_length != len(body):
+                raise ConfigurationError("the tagger net's word clusters are not where its header says")
+            try:
+                clusters = WordClusters.from_bytes(body[offset:])
+            except ConfigurationError as exc:
+                raise ConfigurationError("the tagger net's " + str(exc).removeprefix("malformed ")) from None
+            offset += table_length
         if offset != len(body):
             raise ConfigurationError("the tagger net's bytes go on after its arrays")
-        net = cls(vocabulary, arrays)
+        net = cls(vocabulary, arrays, clusters)
         net._digest = digest.hex()
         return net

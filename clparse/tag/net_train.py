@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 
 from clparse.errors import ConfigurationError
+from clparse.tag.clusters import PREFIX_6, PREFIX_10, WordClusters, package_clusters
 from clparse.tag.crf import tagging_accuracy
-from clparse.tag.net import BOW, EOW, UNK, NetVocabulary, TaggerNet
+from clparse.tag.net import BOW, CLUSTER_ARRAYS, EOW, UNK, NetVocabulary, TaggerNet
 
 Tagged = Sequence[Sequence[tuple[str, str]]]
 NEEDS_TORCH = ("training the tagger net needs PyTorch: pip install 'clparse[neural]' (a CPU build is "
@@ -43,11 +44,17 @@ class NetSettings:
     learning_rate: float = 2e-3
     batch: int = 32
     min_word_count: int = 2  # rarer words are <unk> to the word table (the characters still see them)
+    # each word's Brown cluster (clparse.tag.clusters, from spacy-lookups-data) as three more embeddings:
+    # the cluster's, and its 6- and 10-bit prefixes'; False: the net of before 2026-11-29
+    clusters: bool = True
+    cluster_dims: tuple[int, int, int] = (50, 16, 32)
 
     def __post_init__(self) -> None:
         for name in ("epochs", "word_dim", "char_dim", "char_hidden", "hidden", "batch", "min_word_count"):
             if int(getattr(self, name)) < 1:
                 raise ConfigurationError(f"the tagger net's {name} must be at least 1")
+        if len(self.cluster_dims) != 3 or min(self.cluster_dims) < 1:
+            raise ConfigurationError("the tagger net's cluster_dims must be three sizes of at least 1")
         if not 0 <= self.dropout < 1 or self.word_dropout < 0 or self.learning_rate <= 0:
             raise ConfigurationError("the tagger net's dropout must be in [0, 1), word dropout and learning "
                                      "rate positive")
@@ -100,7 +107,8 @@ def train_net(sentences: Tagged, dev: Tagged = (), settings: NetSettings = NetSe
     if not sentences:
         raise ConfigurationError("no tagged sentences to train the tagger net on")
     vocabulary = vocabulary_of(sentences, settings)
-    model = _build(torch, vocabulary, settings)
+    clusters = package_clusters() if settings.clusters else None
+    model = _build(torch, vocabulary, settings, clusters)
     rng = random.Random(settings.seed)
     counts = Counter(word.lower() for sentence in sentences for word, _ in sentence)
     word_index = {w: i for i, w in enumerate(vocabulary.words)}
@@ -126,7 +134,7 @@ def train_net(sentences: Tagged, dev: Tagged = (), settings: NetSettings = NetSe
             words = [[w for w, _ in s] for s in chosen]
             ids = [[_dropped(word_index.get(w.lower(), UNK), counts[w.lower()], settings.word_dropout, rng)
                     for w in s] for s in words]
-            inputs = _batch(torch, words, ids, char_index)
+            inputs = _batch(torch, words, ids, char_index, clusters)
             gold = torch.nn.utils.rnn.pad_sequence(
                 [torch.tensor([tag_index[t] for _, t in s]) for s in chosen], batch_first=True,
                 padding_value=-1)
@@ -137,7 +145,7 @@ def train_net(sentences: Tagged, dev: Tagged = (), settings: NetSettings = NetSe
             torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
             optimizer.step()
             total += float(loss.item())
-        net = TaggerNet(vocabulary, _arrays(model))
+        net = TaggerNet(vocabulary, _arrays(model), clusters)
         accuracy = net_accuracy(net, dev) if dev else None
         history.append(EpochResult(epoch, total / len(batches), accuracy, time.perf_counter() - began))
         if on_epoch is not None:
@@ -168,18 +176,25 @@ def _dropped(index: int, count: int, rate: float, rng: random.Random) -> int:
 
 
 def _batch(torch: Any, words: list[list[str]], ids: list[list[int]],
-           char_index: dict[str, int]) -> tuple[Any, ...]:
+           char_index: dict[str, int], clusters: WordClusters | None = None) -> tuple[Any, ...]:
     """A batch's tensors: word ids (B × T), lengths, each distinct word's characters (U × L) with their
-    lengths, and where each position's word is among them (B × T)."""
+    lengths, where each position's word is among them (B × T), and with ``clusters`` the three cluster
+    rows of each position (3 tensors B × T, :meth:`WordClusters.net_rows`)."""
     pad = torch.nn.utils.rnn.pad_sequence
     unique: dict[str, int] = {}
     where = [torch.tensor([unique.setdefault(w, len(unique)) for w in s]) for s in words]
     chars = [torch.tensor([BOW, *(char_index.get(ch, UNK) for ch in w), EOW]) for w in unique]
-    return (pad([torch.tensor(s) for s in ids], batch_first=True), torch.tensor([len(s) for s in words]),
-            pad(chars, batch_first=True), torch.tensor([len(c) for c in chars]), pad(where, batch_first=True))
+    tensors = (pad([torch.tensor(s) for s in ids], batch_first=True), torch.tensor([len(s) for s in words]),
+               pad(chars, batch_first=True), torch.tensor([len(c) for c in chars]),
+               pad(where, batch_first=True))
+    if clusters is None:
+        return tensors
+    rows = [clusters.net_rows(s) for s in words]
+    return (*tensors, *(pad([torch.tensor(r[k]) for r in rows], batch_first=True) for k in range(3)))
 
 
-def _build(torch: Any, vocabulary: NetVocabulary, settings: NetSettings) -> Any:
+def _build(torch: Any, vocabulary: NetVocabulary, settings: NetSettings,
+           clusters: WordClusters | None = None) -> Any:
     nn = torch.nn
     pack = torch.nn.utils.rnn.pack_padded_sequence
     unpack = torch.nn.utils.rnn.pad_packed_sequence
@@ -193,15 +208,26 @@ def _build(torch: Any, vocabulary: NetVocabulary, settings: NetSettings) -> Any:
             self.char_lstm = nn.LSTM(settings.char_dim, settings.char_hidden, batch_first=True,
                                      bidirectional=True)
             self.drop = nn.Dropout(settings.dropout)
-            self.lstm = nn.LSTM(settings.word_dim + 2 * settings.char_hidden, settings.hidden, num_layers=2,
-                                batch_first=True, bidirectional=True, dropout=settings.dropout)
+            cluster_in = 0
+            if clusters is not None:  # made before the LSTM, so the seed draws in the same order each time
+                sizes = (len(clusters.leaves) + 1, PREFIX_6 + 2, PREFIX_10 + 2)
+                self.cluster_full, self.cluster_6, self.cluster_10 = (
+                    nn.Embedding(rows, dim) for rows, dim in zip(sizes, settings.cluster_dims))
+                cluster_in = sum(settings.cluster_dims)
+            self.lstm = nn.LSTM(settings.word_dim + 2 * settings.char_hidden + cluster_in, settings.hidden,
+                                num_layers=2, batch_first=True, bidirectional=True, dropout=settings.dropout)
             self.out = nn.Linear(2 * settings.hidden, len(vocabulary.tags))
 
-        def forward(self, word_ids: Any, lengths: Any, char_ids: Any, char_lengths: Any, where: Any) -> Any:
+        def forward(self, word_ids: Any, lengths: Any, char_ids: Any, char_lengths: Any, where: Any,
+                    *cluster_rows: Any) -> Any:
             packed = pack(self.chars(char_ids), char_lengths, batch_first=True, enforce_sorted=False)
             _, (last, _) = self.char_lstm(packed)
             spelled = torch.cat([last[0], last[1]], dim=-1)
-            x = self.drop(torch.cat([self.words(word_ids), spelled[where]], dim=-1))
+            parts = [self.words(word_ids), spelled[where]]
+            if cluster_rows:
+                tables = (self.cluster_full, self.cluster_6, self.cluster_10)
+                parts += [table(rows) for table, rows in zip(tables, cluster_rows)]
+            x = self.drop(torch.cat(parts, dim=-1))
             states, _ = self.lstm(pack(x, lengths, batch_first=True, enforce_sorted=False))
             states, _ = unpack(states, batch_first=True)
             return self.out(self.drop(states))
@@ -221,6 +247,9 @@ def _arrays(model: Any) -> dict[str, np.ndarray]:
 
     arrays = {"words": p["words.weight"], "chars": p["chars.weight"], "out_w": p["out.weight"],
               "out_b": p["out.bias"]}
+    for name in CLUSTER_ARRAYS:
+        if f"{name}.weight" in p:
+            arrays[name] = p[f"{name}.weight"]
     sources = {"char_f": ("char_lstm", 0, False), "char_b": ("char_lstm", 0, True),
                "l0_f": ("lstm", 0, False), "l0_b": ("lstm", 0, True),
                "l1_f": ("lstm", 1, False), "l1_b": ("lstm", 1, True)}
@@ -234,7 +263,8 @@ def torch_probabilities(training_model: Any, net: TaggerNet, words: Sequence[str
     torch = _torch()
     word_index = {w: i for i, w in enumerate(net.vocabulary.words)}
     char_index = {ch: i for i, ch in enumerate(net.vocabulary.chars)}
-    inputs = _batch(torch, [list(words)], [[word_index.get(w.lower(), UNK) for w in words]], char_index)
+    inputs = _batch(torch, [list(words)], [[word_index.get(w.lower(), UNK) for w in words]], char_index,
+                    net.clusters)
     training_model.eval()
     with torch.no_grad():
         return torch.softmax(training_model(*inputs), dim=-1)[0].double().numpy()

@@ -257,7 +257,7 @@ def train_tagger_command(db: Path, train_files: tuple[Path, ...], epochs: int, s
     parse tags it now (then nothing is stored). A word's tag then comes from the CRF's and the net's
     probabilities together (their geometric mean): on GUM dev 97.48 % against the CRF's 96.96 %
     (docs/tagger.md). A tag chooser fitted on other taggings is not used with the new net: run
-    calibrate-tags again. About 50 s an epoch for GUM on two cores left to it.
+    calibrate-tags again. About 60-80 s an epoch for GUM on two cores left to it.
     Stopped (Ctrl-C), it stores nothing.
 
     \b

@@ -6,7 +6,7 @@ clusters come from far more text. Brown clustering puts words that occur in simi
 leaf of a binary tree; a word's path from the root is a bit string, and a prefix of it is a coarser
 cluster, so ``ran`` and ``walked`` share a leaf and ``told`` shares their first 8 bits.
 
-The table is spacy-lookups-data's ``en_lexeme_cluster`` (MIT licence; 1,000 clusters, copied there from
+The table is spacy-lookups-data's ``en_lexeme_cluster`` (MIT licence; about 1,000 clusters, copied there from
 spaCy v2.2's English models): 1,000,001 word forms, of which 190,129 have a cluster (the rest hold 0,
 none). spaCy stores each path reversed as an integer, so the path's first k bits are the integer's k
 lowest bits (``cluster & (2**k - 1)``). Only the forms with a cluster are kept.
@@ -83,7 +83,7 @@ class WordClusters:
         return self._leaves
 
     def to_bytes(self) -> bytes:
-        """The table as bytes, about 1 MB for the installed one: zlib of the count of words (uint32), each
+        """The table as bytes, about 0.9 MB for the installed one: zlib of the count of words (uint32), each
         word's cluster (uint32, in the words' sorted order), then the sorted words, UTF-8, one a line. The
         same table gives the same bytes; it is not to be changed once written."""
         if self._bytes is None:

@@ -87,7 +87,7 @@ _CLUSTERS_SIZE = struct.Struct("<I")  # feature set 4: bytes of the word cluster
 LEXICON_FOLDS = 10
 LEXICON_BLOCK = 200  # sentences dealt to a fold together, so a document mostly stays in one fold
 
-# L1 and L2 weights of feature sets 2 and 3, tuned on GUM dev (docs/tagger.md); set 1 keeps its own.
+# L1 and L2 weights of feature sets 2 to 4 (tuned on GUM dev for 2 and 3, docs/tagger.md); set 1 has its own.
 DEFAULT_C1 = 0.05
 DEFAULT_C2 = 0.05
 _DEFAULTS = {1: (0.2, 0.001), 2: (0.05, 0.05), 3: (DEFAULT_C1, DEFAULT_C2), 4: (DEFAULT_C1, DEFAULT_C2)}

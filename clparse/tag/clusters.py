@@ -76,6 +76,11 @@ class WordClusters:
                 [0 if c is None else (c & PREFIX_10) + 1 for c in found])
 
     @property
+    def net_table_rows(self) -> tuple[int, int, int]:
+        """The rows of the net's three cluster tables, in :meth:`net_rows`' order."""
+        return len(self.leaves) + 1, PREFIX_6 + 2, PREFIX_10 + 2
+
+    @property
     def leaves(self) -> dict[int, int]:
         """Each cluster's row in the net's table of whole clusters: 1, 2, ... in the clusters' order."""
         if self._leaves is None:

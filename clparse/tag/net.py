@@ -25,7 +25,7 @@ import numpy as np
 from clparse.errors import ConfigurationError
 from clparse.store.net_header import FORMAT, FORMAT_CLUSTERS, MAGIC
 from clparse.store.net_header import HEADER as _HEADER
-from clparse.tag.clusters import PREFIX_6, PREFIX_10, WordClusters
+from clparse.tag.clusters import WordClusters
 
 PAD, UNK, BOW, EOW = 0, 1, 2, 3  # the first rows of the word and character tables
 #: The arrays of a net, in stored order: embeddings, the character BiLSTM (forward, backward), the two
@@ -142,7 +142,7 @@ class TaggerNet:
         char_out = 2 * a["char_f_hh"].shape[1]
         cluster_in = 0
         if self.clusters is not None:
-            rows = (len(self.clusters.leaves) + 1, PREFIX_6 + 2, PREFIX_10 + 2)
+            rows = self.clusters.net_table_rows
             if any(a[name].ndim != 2 or a[name].shape[0] != n for name, n in zip(CLUSTER_ARRAYS, rows)):
                 raise ConfigurationError("a tagger net's cluster tables do not match its word clusters")
             cluster_in = sum(a[name].shape[1] for name in CLUSTER_ARRAYS)

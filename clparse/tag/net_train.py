@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from clparse.errors import ConfigurationError
-from clparse.tag.clusters import PREFIX_6, PREFIX_10, WordClusters, package_clusters
+from clparse.tag.clusters import WordClusters, package_clusters
 from clparse.tag.crf import tagging_accuracy
 from clparse.tag.net import BOW, CLUSTER_ARRAYS, EOW, UNK, NetVocabulary, TaggerNet
 
@@ -210,7 +210,7 @@ def _build(torch: Any, vocabulary: NetVocabulary, settings: NetSettings,
             self.drop = nn.Dropout(settings.dropout)
             cluster_in = 0
             if clusters is not None:  # made before the LSTM, so the seed draws in the same order each time
-                sizes = (len(clusters.leaves) + 1, PREFIX_6 + 2, PREFIX_10 + 2)
+                sizes = clusters.net_table_rows
                 self.cluster_full, self.cluster_6, self.cluster_10 = (
                     nn.Embedding(rows, dim) for rows, dim in zip(sizes, settings.cluster_dims))
                 cluster_in = sum(settings.cluster_dims)
